@@ -1,0 +1,91 @@
+import formbody from '@fastify/formbody'
+import multipart from '@fastify/multipart'
+import Fastify, { type FastifyBaseLogger, type FastifyInstance } from 'fastify'
+import type { CloudConfig } from './config.ts'
+import { createDocumentIntake, type PdfInspector } from './documents/intake.ts'
+import type { SafeFetchOptions } from './fetch/safe-fetch.ts'
+import { authenticationPlugin } from './plugins/authentication.ts'
+import { errorHandlerPlugin } from './plugins/error-handler.ts'
+import { idempotencyPlugin } from './plugins/idempotency.ts'
+import { openapiPlugin } from './plugins/openapi.ts'
+import { rateLimitPlugin } from './plugins/rate-limit.ts'
+import { requestIdFor, requestIdPlugin } from './plugins/request-id.ts'
+import { createPrintJobSubmitter } from './print-jobs/submit.ts'
+import { documentRoutes } from './routes/documents.ts'
+import { oauthTokenRoutes } from './routes/oauth-token.ts'
+import { printJobRoutes } from './routes/print-jobs.ts'
+import { resourceListRoutes } from './routes/resource-lists.ts'
+import type { BlobStore } from './storage/blob-store.ts'
+import type { Storage } from './storage/storage.ts'
+import { createValidatorCompiler } from './validation.ts'
+
+export interface AppDependencies {
+  config: CloudConfig
+  storage: Storage
+  blobs: BlobStore
+  pdfInspector: PdfInspector
+  /** Seams for tests (resolver, connector, CA); the address checks of the URL fetcher always run. */
+  fetchSeams?: Pick<SafeFetchOptions, 'resolve' | 'connect' | 'tlsCa'>
+  /** A pino logger; none in tests. */
+  logger?: FastifyBaseLogger
+}
+
+/** Builds the cloud's HTTP API. The server file listens; tests call this and `inject` or listen on port 0. */
+export async function buildApp(deps: AppDependencies): Promise<FastifyInstance> {
+  const { config, storage, blobs, pdfInspector } = deps
+  const app = Fastify({
+    ...(deps.logger ? { loggerInstance: deps.logger } : { logger: false }),
+    genReqId: requestIdFor,
+    requestIdHeader: false,
+    requestIdLogLabel: 'request_id',
+    disableRequestLogging: false,
+    bodyLimit: 1024 * 1024,
+    return503OnClosing: true,
+  })
+  app.setValidatorCompiler(createValidatorCompiler())
+
+  await app.register(requestIdPlugin)
+  await app.register(errorHandlerPlugin)
+  await app.register(rateLimitPlugin, {
+    quotas: {
+      windowSeconds: config.rateLimitWindowSeconds,
+      perIp: config.rateLimitPerIp,
+      perAccount: config.rateLimitPerAccount,
+      tokenFailureWindowSeconds: config.tokenFailureWindowSeconds,
+      tokenFailuresPerIp: config.tokenFailuresPerIp,
+      tokenFailuresPerClient: config.tokenFailuresPerClient,
+    },
+  })
+  await app.register(authenticationPlugin, { storage })
+  await app.register(idempotencyPlugin, { storage, ttlHours: config.idempotencyTtlHours })
+  await app.register(openapiPlugin, { publicUrl: config.publicUrl })
+  await app.register(formbody)
+  await app.register(multipart)
+
+  const intake = createDocumentIntake({
+    storage,
+    blobs,
+    pdfInspector,
+    maxDocumentBytes: config.maxDocumentBytes,
+  })
+  const submitter = createPrintJobSubmitter(storage, config.printQueueCapacity)
+  const fetchOptions: SafeFetchOptions = {
+    maxBytes: config.maxDocumentBytes,
+    connectTimeoutMs: config.fetchConnectTimeoutMs,
+    totalTimeoutMs: config.fetchTotalTimeoutMs,
+    maxRedirects: config.fetchMaxRedirects,
+    ...deps.fetchSeams,
+  }
+
+  await app.register(oauthTokenRoutes, { storage, accessTokenTtlSeconds: config.accessTokenTtlSeconds })
+  await app.register(resourceListRoutes, { storage })
+  await app.register(documentRoutes, { intake, maxDocumentBytes: config.maxDocumentBytes })
+  await app.register(printJobRoutes, {
+    storage,
+    intake,
+    submitter,
+    fetchOptions,
+    maxDocumentBytes: config.maxDocumentBytes,
+  })
+  return app
+}

@@ -1,0 +1,115 @@
+import { parseArgs } from 'node:util'
+import { SCOPES, type Scope } from '../protocol/enums.ts'
+import { generateSecret, hashSecret } from './auth/secrets.ts'
+import { ConfigError, loadConfig } from './config.ts'
+import { createLogger, startCloud } from './server.ts'
+import { openStorage } from './storage/storage.ts'
+
+/**
+ * The cloud CLI (DESIGN: Stable operator interface). Each command prints one JSON object on stdout; errors
+ * are one line on stderr with a non-zero exit. Commands work on DATA_DIR whether or not the server runs.
+ */
+class UsageError extends Error {}
+
+const USAGE = `usage: cloud serve
+       cloud account create --name NAME
+       cloud client create --account ACCOUNT_ID --scopes ${SCOPES.join(',')}`
+
+function option(values: Record<string, unknown>, name: string): string {
+  const value = values[name]
+  if (typeof value !== 'string' || value.trim() === '') throw new UsageError(`--${name} is required`)
+  return value
+}
+
+async function serve(): Promise<void> {
+  const config = loadConfig()
+  const logger = createLogger(config)
+  const cloud = await startCloud(config, logger)
+  let stopping = false
+  const stop = (signal: string) => {
+    if (stopping) return
+    stopping = true
+    logger.info({ signal }, 'shutting down: finishing in-flight requests')
+    cloud.close().then(
+      () => process.exit(0),
+      (error: unknown) => {
+        logger.error({ err: error }, 'shutdown failed')
+        process.exit(1)
+      },
+    )
+  }
+  process.on('SIGTERM', () => stop('SIGTERM'))
+  process.on('SIGINT', () => stop('SIGINT'))
+}
+
+function withStorage<T>(run: (storage: ReturnType<typeof openStorage>) => T): T {
+  const storage = openStorage(loadConfig().dataDir)
+  try {
+    return run(storage)
+  } finally {
+    storage.close()
+  }
+}
+
+function accountCreate(args: string[]): object {
+  const { values } = parseArgs({ args, options: { name: { type: 'string' } } })
+  const name = option(values, 'name')
+  return withStorage((storage) => storage.accounts.create(name))
+}
+
+function clientCreate(args: string[]): object {
+  const { values } = parseArgs({ args, options: { account: { type: 'string' }, scopes: { type: 'string' } } })
+  const accountId = option(values, 'account')
+  const scopes = option(values, 'scopes')
+    .split(/[,\s]+/)
+    .filter((s) => s !== '')
+  const unknown = scopes.filter((s) => !(SCOPES as readonly string[]).includes(s))
+  if (unknown.length > 0)
+    throw new UsageError(`unknown scope ${unknown.join(', ')}; known: ${SCOPES.join(', ')}`)
+  return withStorage((storage) => {
+    if (!storage.accounts.findById(accountId)) throw new UsageError(`no account ${accountId}`)
+    const secret = generateSecret('cs')
+    const client = storage.apiClients.create(accountId, hashSecret(secret), [...new Set(scopes)] as Scope[])
+    return {
+      client_id: client.client_id,
+      client_secret: secret,
+      account_id: accountId,
+      scopes: client.scopes,
+    }
+  })
+}
+
+async function main(argv: string[]): Promise<void> {
+  const [command, sub, ...rest] = argv
+  if (command === 'serve') return serve()
+  const commands: Record<string, (args: string[]) => object> = {
+    'account create': accountCreate,
+    'client create': clientCreate,
+  }
+  const run = commands[`${command} ${sub}`]
+  if (!run)
+    throw new UsageError(command === undefined ? 'no command given' : `unknown command: ${argv.join(' ')}`)
+  process.stdout.write(`${JSON.stringify(run(rest))}\n`)
+}
+
+main(process.argv.slice(2)).catch((error: unknown) => {
+  if (error instanceof UsageError) {
+    process.stderr.write(`cloud: ${error.message}\n${USAGE}\n`)
+    process.exit(2)
+  }
+  if (error instanceof ConfigError) {
+    process.stderr.write(`cloud: bad configuration: ${error.message}\n`)
+    process.exit(1)
+  }
+  const err = error as NodeJS.ErrnoException
+  if (err.code === 'EADDRINUSE' || err.code === 'EACCES') {
+    process.stderr.write(`cloud: cannot listen: ${err.message}\n`)
+    process.exit(1)
+  }
+  if (err.code === 'ERR_PARSE_ARGS_UNKNOWN_OPTION' || err.code === 'ERR_PARSE_ARGS_INVALID_OPTION_VALUE') {
+    process.stderr.write(`cloud: ${err.message}\n${USAGE}\n`)
+    process.exit(2)
+  }
+  process.stderr.write(`cloud: ${err.message ?? String(error)}\n`)
+  process.exit(1)
+})

@@ -1,0 +1,206 @@
+import { mkdirSync, rmSync, writeFileSync } from 'node:fs'
+import path from 'node:path'
+
+/**
+ * Cloud configuration: one schema of settings, each with its environment variable, default and check.
+ * `loadConfig` reads them once at start-up and names the first bad setting in a one-line message.
+ */
+export interface CloudConfig {
+  host: string
+  port: number
+  mqttPort: number
+  dataDir: string
+  publicUrl: string
+  logLevel: string
+  /** RFC 6749 §5.1 `expires_in` of access tokens. */
+  accessTokenTtlSeconds: number
+  maxDocumentBytes: number
+  printQueueCapacity: number
+  idempotencyTtlHours: number
+  fetchConnectTimeoutMs: number
+  fetchTotalTimeoutMs: number
+  fetchMaxRedirects: number
+  inspectionTimeoutMs: number
+  inspectionMaxConcurrent: number
+  inspectionMaxQueued: number
+  rateLimitWindowSeconds: number
+  rateLimitPerIp: number
+  rateLimitPerAccount: number
+  tokenFailureWindowSeconds: number
+  tokenFailuresPerIp: number
+  tokenFailuresPerClient: number
+}
+
+type Kind = 'string' | 'port' | 'int' | 'url' | 'dir' | 'level'
+interface Setting {
+  env: string
+  kind: Kind
+  min?: number
+  max?: number
+  default: (partial: Partial<CloudConfig>) => string
+}
+
+const MiB = 1024 * 1024
+
+export const SETTINGS: Record<keyof CloudConfig, Setting> = {
+  host: { env: 'HOST', kind: 'string', default: () => '0.0.0.0' },
+  port: { env: 'PORT', kind: 'port', default: () => '8080' },
+  mqttPort: { env: 'MQTT_PORT', kind: 'port', default: () => '1883' },
+  dataDir: { env: 'DATA_DIR', kind: 'dir', default: () => './data' },
+  publicUrl: { env: 'PUBLIC_URL', kind: 'url', default: (c) => `http://localhost:${c.port}` },
+  logLevel: { env: 'LOG_LEVEL', kind: 'level', default: () => 'info' },
+  accessTokenTtlSeconds: {
+    env: 'ACCESS_TOKEN_TTL_SECONDS',
+    kind: 'int',
+    min: 60,
+    max: 86400,
+    default: () => '3600',
+  },
+  maxDocumentBytes: {
+    env: 'MAX_DOCUMENT_BYTES',
+    kind: 'int',
+    min: 1024,
+    max: 1024 * MiB,
+    default: () => `${50 * MiB}`,
+  },
+  printQueueCapacity: { env: 'PRINT_QUEUE_CAPACITY', kind: 'int', min: 1, max: 1e7, default: () => '1000' },
+  idempotencyTtlHours: {
+    env: 'IDEMPOTENCY_TTL_HOURS',
+    kind: 'int',
+    min: 24,
+    max: 24 * 30,
+    default: () => '24',
+  },
+  fetchConnectTimeoutMs: {
+    env: 'FETCH_CONNECT_TIMEOUT_MS',
+    kind: 'int',
+    min: 100,
+    max: 60000,
+    default: () => '5000',
+  },
+  fetchTotalTimeoutMs: {
+    env: 'FETCH_TOTAL_TIMEOUT_MS',
+    kind: 'int',
+    min: 100,
+    max: 300000,
+    default: () => '30000',
+  },
+  fetchMaxRedirects: { env: 'FETCH_MAX_REDIRECTS', kind: 'int', min: 0, max: 10, default: () => '3' },
+  inspectionTimeoutMs: {
+    env: 'INSPECTION_TIMEOUT_MS',
+    kind: 'int',
+    min: 100,
+    max: 300000,
+    default: () => '15000',
+  },
+  inspectionMaxConcurrent: {
+    env: 'INSPECTION_MAX_CONCURRENT',
+    kind: 'int',
+    min: 1,
+    max: 64,
+    default: () => '2',
+  },
+  inspectionMaxQueued: { env: 'INSPECTION_MAX_QUEUED', kind: 'int', min: 0, max: 10000, default: () => '32' },
+  rateLimitWindowSeconds: {
+    env: 'RATE_LIMIT_WINDOW_SECONDS',
+    kind: 'int',
+    min: 1,
+    max: 86400,
+    default: () => '60',
+  },
+  rateLimitPerIp: { env: 'RATE_LIMIT_PER_IP', kind: 'int', min: 1, max: 1e9, default: () => '1200' },
+  rateLimitPerAccount: { env: 'RATE_LIMIT_PER_ACCOUNT', kind: 'int', min: 1, max: 1e9, default: () => '600' },
+  tokenFailureWindowSeconds: {
+    env: 'TOKEN_FAILURE_WINDOW_SECONDS',
+    kind: 'int',
+    min: 1,
+    max: 86400,
+    default: () => '900',
+  },
+  tokenFailuresPerIp: { env: 'TOKEN_FAILURES_PER_IP', kind: 'int', min: 1, max: 1e6, default: () => '20' },
+  tokenFailuresPerClient: {
+    env: 'TOKEN_FAILURES_PER_CLIENT',
+    kind: 'int',
+    min: 1,
+    max: 1e6,
+    default: () => '10',
+  },
+}
+
+export class ConfigError extends Error {
+  constructor(
+    readonly setting: string,
+    message: string,
+  ) {
+    super(`${setting}: ${message}`)
+    this.name = 'ConfigError'
+  }
+}
+
+const LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']
+
+function parseSetting(key: keyof CloudConfig, raw: string): string | number {
+  const s = SETTINGS[key]
+  const fail = (why: string): never => {
+    throw new ConfigError(s.env, `${why} (got ${JSON.stringify(raw)})`)
+  }
+  switch (s.kind) {
+    case 'port': {
+      if (!/^\d{1,5}$/.test(raw)) fail('must be a port number from 0 to 65535')
+      const n = Number(raw)
+      if (n > 65535) fail('must be a port number from 0 to 65535')
+      return n
+    }
+    case 'int': {
+      if (!/^\d+$/.test(raw)) fail('must be a whole number')
+      const n = Number(raw)
+      if (n < (s.min ?? 0) || n > (s.max ?? Number.MAX_SAFE_INTEGER))
+        fail(`must be from ${s.min} to ${s.max}`)
+      return n
+    }
+    case 'url': {
+      let url: URL
+      try {
+        url = new URL(raw)
+      } catch {
+        return fail('must be an absolute http(s) URL')
+      }
+      if (url.protocol !== 'http:' && url.protocol !== 'https:') fail('must be an absolute http(s) URL')
+      return raw.replace(/\/+$/, '')
+    }
+    case 'level':
+      if (!LEVELS.includes(raw)) fail(`must be one of ${LEVELS.join(', ')}`)
+      return raw
+    case 'dir':
+    case 'string':
+      if (raw.trim() === '') fail('must not be empty')
+      return raw
+  }
+}
+
+/** Reads every setting from `env` (defaults where unset), validates them, and prepares the data directory. */
+export function loadConfig(env: Record<string, string | undefined> = process.env): CloudConfig {
+  const config: Partial<Record<keyof CloudConfig, string | number>> = {}
+  for (const key of Object.keys(SETTINGS) as (keyof CloudConfig)[]) {
+    const raw = env[SETTINGS[key].env] ?? SETTINGS[key].default(config as Partial<CloudConfig>)
+    config[key] = parseSetting(key, raw)
+  }
+  const result = config as unknown as CloudConfig
+  result.dataDir = prepareDataDir(result.dataDir)
+  return result
+}
+
+function prepareDataDir(dir: string): string {
+  const absolute = path.resolve(dir)
+  try {
+    mkdirSync(absolute, { recursive: true })
+    // A real write, not access(2): root passes every permission check but not a read-only mount.
+    const probe = path.join(absolute, `.write-probe-${process.pid}`)
+    writeFileSync(probe, '')
+    rmSync(probe)
+  } catch (error) {
+    const code = (error as NodeJS.ErrnoException).code ?? 'error'
+    throw new ConfigError('DATA_DIR', `${absolute} is not a writable directory (${code})`)
+  }
+  return absolute
+}

@@ -1,0 +1,76 @@
+import { randomUUID } from 'node:crypto'
+import type { Document } from '../../protocol/document.ts'
+import type { DocumentFormat, RawLanguage } from '../../protocol/enums.ts'
+import { ApiError } from '../errors.ts'
+import type { BlobStore } from '../storage/blob-store.ts'
+import type { Storage } from '../storage/storage.ts'
+import { inspectRaw } from './raw-inspection/index.ts'
+import { resolveDocumentType } from './sniff.ts'
+
+export interface PdfInspector {
+  inspect(filePath: string): Promise<{ pages: number }>
+}
+
+export interface DeclaredDocument {
+  format?: DocumentFormat | null
+  rawLanguage?: RawLanguage | null
+  filename?: string | null
+}
+
+/** Every way in (upload, URL, Base64) ends here: size, type, security inspection, then storage. */
+export interface DocumentIntake {
+  ingest(accountId: string, bytes: Buffer, declared: DeclaredDocument): Promise<Document>
+}
+
+export interface DocumentIntakeOptions {
+  storage: Storage
+  blobs: BlobStore
+  pdfInspector: PdfInspector
+  maxDocumentBytes: number
+}
+
+export function tooLarge(limitBytes: number): ApiError {
+  return new ApiError('document_too_large', `The document exceeds ${limitBytes} bytes.`, {
+    limit_bytes: limitBytes,
+  })
+}
+
+export function createDocumentIntake({
+  storage,
+  blobs,
+  pdfInspector,
+  maxDocumentBytes,
+}: DocumentIntakeOptions) {
+  return {
+    async ingest(accountId, bytes, declared) {
+      if (bytes.length > maxDocumentBytes) throw tooLarge(maxDocumentBytes)
+      if (bytes.length === 0) {
+        throw new ApiError('validation_failed', 'The document is empty.', {
+          fields: [{ field: 'document', message: 'must not be empty' }],
+        })
+      }
+      const type = resolveDocumentType(bytes, { format: declared.format, rawLanguage: declared.rawLanguage })
+      if (type.format === 'raw' && type.rawLanguage) inspectRaw(bytes, type.rawLanguage)
+      const staged = await blobs.stage(bytes)
+      try {
+        if (type.format === 'pdf') await pdfInspector.inspect(staged.tempPath)
+        await blobs.keep(staged)
+      } catch (error) {
+        await blobs.discard(staged)
+        throw error
+      }
+      const document: Document = {
+        document_id: randomUUID(),
+        document_mime_type: type.mimeType,
+        document_format: type.format,
+        document_raw_language: type.rawLanguage,
+        size_bytes: staged.size,
+        sha256: staged.sha256,
+        filename: declared.filename ?? null,
+        created_at: new Date().toISOString(),
+      }
+      storage.documents.insert(accountId, document)
+      return document
+    },
+  } satisfies DocumentIntake
+}

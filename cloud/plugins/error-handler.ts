@@ -1,0 +1,85 @@
+import type { FastifyError, FastifyReply, FastifyRequest } from 'fastify'
+import fp from 'fastify-plugin'
+import { ERROR_CODES, type ErrorBody } from '../../protocol/errors.ts'
+import { ApiError } from '../errors.ts'
+
+interface FieldError {
+  field: string
+  message: string
+  location: string | undefined
+}
+
+/** Turns Ajv errors into one entry per offending field, named by its path (`copies`, `margin_top_mm`). */
+export function fieldErrors(error: FastifyError): FieldError[] {
+  const context = error.validationContext
+  return (error.validation ?? []).map((v) => {
+    const params = v.params as Record<string, unknown>
+    const extra = params.missingProperty ?? params.additionalProperty
+    const pointer = v.instancePath.replace(/^\//, '').replaceAll('/', '.')
+    const field = [pointer, extra].filter((part) => part !== undefined && part !== '').join('.')
+    const message =
+      params.additionalProperty !== undefined ? 'is not a known field' : (v.message ?? 'is invalid')
+    return { field: field === '' ? (context ?? 'body') : field, message, location: context }
+  })
+}
+
+/** Maps any error to the spec's error body. The only place that writes an error response. */
+export function toApiError(error: FastifyError | ApiError | Error): ApiError {
+  if (error instanceof ApiError) return error
+  const fe = error as FastifyError
+  if (fe.validation) {
+    const fields = fieldErrors(fe)
+    const names = [...new Set(fields.map((f) => f.field))]
+    return new ApiError('validation_failed', `Invalid ${names.join(', ')}.`, { fields })
+  }
+  switch (fe.code) {
+    case 'FST_ERR_CTP_BODY_TOO_LARGE':
+    case 'FST_REQ_FILE_TOO_LARGE':
+    case 'FST_FILES_LIMIT':
+    case 'FST_PARTS_LIMIT':
+    case 'FST_FIELDS_LIMIT':
+      return new ApiError('document_too_large', 'The request body is too large.')
+    case 'FST_ERR_CTP_INVALID_MEDIA_TYPE':
+    case 'FST_INVALID_MULTIPART_CONTENT_TYPE':
+      return new ApiError('unsupported_content_type', 'This endpoint does not take that Content-Type.')
+  }
+  const status = fe.statusCode ?? 500
+  if (status === 404) return new ApiError('not_found', 'No such route.')
+  if (status === 405) return new ApiError('method_not_allowed', 'Method not allowed.')
+  if (status >= 400 && status < 500) return new ApiError('invalid_request', 'The request is malformed.')
+  return new ApiError('internal_error', 'An unexpected error occurred.')
+}
+
+export function errorBody(error: ApiError): ErrorBody {
+  const body: ErrorBody = {
+    error: ERROR_CODES[error.code].error,
+    error_code: error.code,
+    message: error.message,
+  }
+  if (error.details !== undefined) body.details = error.details
+  return body
+}
+
+export function sendError(reply: FastifyReply, error: ApiError): FastifyReply {
+  return reply
+    .code(error.status)
+    .headers(error.headers)
+    .type('application/json; charset=utf-8')
+    .send(errorBody(error))
+}
+
+export const errorHandlerPlugin = fp(
+  async (app) => {
+    app.setErrorHandler((error: FastifyError, request: FastifyRequest, reply: FastifyReply) => {
+      const apiError = toApiError(error)
+      if (apiError.status >= 500) request.log.error({ err: error }, 'request failed')
+      else request.log.info({ error_code: apiError.code, status: apiError.status }, apiError.message)
+      return sendError(reply, apiError)
+    })
+    app.setNotFoundHandler((request, reply) => {
+      const path = (request.url.split('?')[0] ?? '').slice(0, 200)
+      return sendError(reply, new ApiError('not_found', `No route ${request.method} ${path}.`))
+    })
+  },
+  { name: 'error-handler' },
+)

@@ -1,0 +1,111 @@
+import { createHash } from 'node:crypto'
+import { setTimeout as sleep } from 'node:timers/promises'
+import type { FastifyReply, FastifyRequest } from 'fastify'
+import fp from 'fastify-plugin'
+import { ApiError } from '../errors.ts'
+import type { IdempotencyScope } from '../storage/idempotency.ts'
+import type { Storage } from '../storage/storage.ts'
+import { authOf } from './authentication.ts'
+
+declare module 'fastify' {
+  interface FastifyContextConfig {
+    /** The route honours the Idempotency-Key header (spec: print-job create endpoints). */
+    idempotent?: boolean
+  }
+  interface FastifyRequest {
+    idempotencyScope: IdempotencyScope | null
+  }
+}
+
+export interface IdempotencyOptions {
+  storage: Storage
+  ttlHours: number
+  /** How long a claim protects an unfinished request before another node may take it over. */
+  lockMs?: number
+  /** How long a concurrent duplicate waits for the first request to finish before answering 409. */
+  waitMs?: number
+}
+
+/** Sorted-key JSON, so that the same request sent with its fields in another order has the same fingerprint. */
+function canonical(value: unknown): string {
+  if (Array.isArray(value)) return `[${value.map(canonical).join(',')}]`
+  if (value !== null && typeof value === 'object') {
+    const entries = Object.entries(value as Record<string, unknown>).sort(([a], [b]) => (a < b ? -1 : 1))
+    return `{${entries.map(([k, v]) => `${JSON.stringify(k)}:${canonical(v)}`).join(',')}}`
+  }
+  return JSON.stringify(value) ?? 'null'
+}
+
+export function requestFingerprint(request: FastifyRequest): string {
+  return createHash('sha256')
+    .update(`${request.method} ${request.routeOptions.url}\n${canonical(request.body ?? null)}`)
+    .digest('hex')
+}
+
+/**
+ * Idempotency-Key (spec: print jobs): keys are scoped to the account and endpoint and kept in storage for at
+ * least `ttlHours`. The first request claims the key; a retry of the same request gets the original status
+ * and body; the same key on a different request is a 409; a concurrent duplicate waits for the first to
+ * finish and then gets its answer. Only successful answers are kept: after a failure the key is released,
+ * so a corrected retry runs again (nothing was created by the failed attempt).
+ */
+export const idempotencyPlugin = fp<IdempotencyOptions>(
+  async (app, { storage, ttlHours, lockMs = 120_000, waitMs = 60_000 }) => {
+    const ttlMs = ttlHours * 3600_000
+    app.decorateRequest('idempotencyScope', null)
+
+    app.addHook('preHandler', async (request: FastifyRequest, reply: FastifyReply) => {
+      if (!request.routeOptions.config.idempotent) return
+      const key = request.headers['idempotency-key']
+      if (typeof key !== 'string') return
+      const scope = { accountId: authOf(request).accountId, endpoint: request.routeOptions.url ?? '', key }
+      const fingerprint = requestFingerprint(request)
+      const deadline = Date.now() + waitMs
+      for (let delay = 5; ; delay = Math.min(delay * 2, 200)) {
+        const state = storage.idempotency.begin(scope, fingerprint, Date.now(), lockMs, ttlMs)
+        switch (state.outcome) {
+          case 'started':
+            request.idempotencyScope = scope
+            return
+          case 'conflict':
+            throw new ApiError(
+              'idempotency_key_conflict',
+              'This Idempotency-Key was already used with a different request.',
+            )
+          case 'completed':
+            return reply
+              .code(state.statusCode)
+              .header('idempotent-replayed', 'true')
+              .type('application/json; charset=utf-8')
+              .send(state.body)
+        }
+        if (Date.now() >= deadline) {
+          throw new ApiError(
+            'idempotency_request_in_progress',
+            'A request with this Idempotency-Key is still being processed.',
+            undefined,
+            { 'retry-after': '1' },
+          )
+        }
+        await sleep(delay)
+      }
+    })
+
+    app.addHook('onSend', async (request, reply, payload) => {
+      const scope = request.idempotencyScope
+      if (!scope) return payload
+      request.idempotencyScope = null
+      if (reply.statusCode >= 200 && reply.statusCode < 300 && typeof payload === 'string') {
+        storage.idempotency.complete(scope, reply.statusCode, payload)
+      } else {
+        storage.idempotency.release(scope)
+      }
+      return payload
+    })
+
+    app.addHook('onResponse', async (request) => {
+      if (request.idempotencyScope) storage.idempotency.release(request.idempotencyScope)
+    })
+  },
+  { name: 'idempotency', dependencies: ['authentication'] },
+)

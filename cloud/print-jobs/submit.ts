@@ -1,0 +1,84 @@
+import { randomUUID } from 'node:crypto'
+import type { Document } from '../../protocol/document.ts'
+import {
+  PRINT_OPTION_DEFAULTS,
+  type PrintJob,
+  type PrintOptions,
+  type ResolvedPrintOptions,
+} from '../../protocol/print-job.ts'
+import type { Printer } from '../../protocol/printer.ts'
+import { ApiError } from '../errors.ts'
+import type { Storage } from '../storage/storage.ts'
+import { checkPrintRoute } from './route-check.ts'
+
+export function resolveOptions(options: PrintOptions): ResolvedPrintOptions {
+  const resolved = { ...PRINT_OPTION_DEFAULTS }
+  for (const key of Object.keys(PRINT_OPTION_DEFAULTS) as (keyof ResolvedPrintOptions)[]) {
+    if (options[key] !== undefined) Object.assign(resolved, { [key]: options[key] })
+  }
+  return resolved
+}
+
+function unknownReference(field: 'printer_id' | 'document_id', what: string): ApiError {
+  return new ApiError('validation_failed', `Invalid ${field}.`, {
+    fields: [{ field, message: `does not name a ${what} of this account`, location: 'body' }],
+  })
+}
+
+/** Creates print jobs: route check, queue capacity, then the pending job (DESIGN: one print job, end to end). */
+export interface PrintJobSubmitter {
+  /** The account's printer, or a 422 naming printer_id (another account's printer is not disclosed). */
+  printerFor(accountId: string, printerId: string): Printer
+  documentFor(accountId: string, documentId: string): Document
+  submit(accountId: string, printer: Printer, document: Document, options: PrintOptions): PrintJob
+}
+
+export function createPrintJobSubmitter(storage: Storage, queueCapacity: number): PrintJobSubmitter {
+  return {
+    printerFor(accountId, printerId) {
+      return (
+        storage.printers.findById(accountId, printerId) ??
+        throwError(unknownReference('printer_id', 'printer'))
+      )
+    },
+    documentFor(accountId, documentId) {
+      return (
+        storage.documents.findById(accountId, documentId) ??
+        throwError(unknownReference('document_id', 'document'))
+      )
+    },
+    submit(accountId, printer, document, requested) {
+      const options = resolveOptions(requested)
+      checkPrintRoute(printer, document, options)
+      const job: PrintJob = {
+        print_job_id: randomUUID(),
+        document_id: document.document_id,
+        document_mime_type: document.document_mime_type,
+        document_format: document.document_format,
+        document_raw_language: document.document_raw_language,
+        printer_id: printer.printer_id,
+        status: 'pending',
+        ...options,
+        created_at: new Date().toISOString(),
+        reserved_at: null,
+        started_at: null,
+        completed_at: null,
+        failure_reason: null,
+      }
+      if (!storage.printJobs.insertWithinCapacity(accountId, job, queueCapacity)) {
+        throw new ApiError(
+          'print_queue_full',
+          `The account already has ${queueCapacity} unfinished print jobs.`,
+          {
+            capacity: queueCapacity,
+          },
+        )
+      }
+      return job
+    },
+  }
+}
+
+function throwError(error: Error): never {
+  throw error
+}

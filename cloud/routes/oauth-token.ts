@@ -1,0 +1,133 @@
+import type { FastifyInstance, FastifyRequest } from 'fastify'
+import { SCOPES, type Scope } from '../../protocol/enums.ts'
+import { ErrorBody } from '../../protocol/errors.ts'
+import { TokenRequest, TokenResponse } from '../../protocol/oauth.ts'
+import { generateSecret, hashSecret, secretMatches } from '../auth/secrets.ts'
+import { ApiError } from '../errors.ts'
+import type { Storage } from '../storage/storage.ts'
+
+export interface OauthTokenOptions {
+  storage: Storage
+  accessTokenTtlSeconds: number
+}
+
+interface ClientCredentials {
+  clientId: string
+  clientSecret: string
+  viaBasic: boolean
+}
+
+const invalidRequest = (message: string) => new ApiError('invalid_request', message)
+
+/** RFC 6749 §2.3.1: HTTP Basic with the form-urlencoded id and secret, or both in the body — never both ways. */
+function clientCredentials(request: FastifyRequest, body: Record<string, unknown>): ClientCredentials | null {
+  const header = request.headers.authorization
+  const inBody = body.client_id !== undefined || body.client_secret !== undefined
+  if (header !== undefined) {
+    if (inBody)
+      throw invalidRequest('Send client credentials either in the body or with HTTP Basic, not both.')
+    const match = /^Basic +([A-Za-z0-9+/]+=*) *$/i.exec(header)
+    if (!match?.[1]) throw invalidRequest('The Authorization header is not valid HTTP Basic.')
+    const decoded = Buffer.from(match[1], 'base64').toString('utf8')
+    const colon = decoded.indexOf(':')
+    if (colon < 0) throw invalidRequest('The Authorization header is not valid HTTP Basic.')
+    try {
+      const formDecode = (s: string) => decodeURIComponent(s.replaceAll('+', ' '))
+      return {
+        clientId: formDecode(decoded.slice(0, colon)),
+        clientSecret: formDecode(decoded.slice(colon + 1)),
+        viaBasic: true,
+      }
+    } catch {
+      throw invalidRequest('The Authorization header is not valid HTTP Basic.')
+    }
+  }
+  if (!inBody) return null
+  if (typeof body.client_id !== 'string' || typeof body.client_secret !== 'string') {
+    throw invalidRequest('client_id and client_secret must each be given once.')
+  }
+  return { clientId: body.client_id, clientSecret: body.client_secret, viaBasic: false }
+}
+
+/** RFC 6749 §3.3: a space-delimited list; each value must be one the client was granted. */
+function grantedScopes(requested: unknown, clientScopes: readonly Scope[]): Scope[] {
+  if (requested === undefined) return [...clientScopes]
+  if (typeof requested !== 'string') throw invalidRequest('scope must be given once.')
+  const wanted = [...new Set(requested.split(' ').filter((s) => s !== ''))]
+  if (wanted.length === 0) return [...clientScopes]
+  const refused = wanted.filter(
+    (s) => !(SCOPES as readonly string[]).includes(s) || !clientScopes.includes(s as Scope),
+  )
+  if (refused.length > 0) {
+    throw new ApiError('invalid_scope', `The client may not have the scope ${refused.join(', ')}.`, {
+      refused_scopes: refused,
+    })
+  }
+  return wanted as Scope[]
+}
+
+/** POST /oauth/token — OAuth 2.0 client credentials grant (RFC 6749 §4.4) for account API clients. */
+export async function oauthTokenRoutes(
+  app: FastifyInstance,
+  { storage, accessTokenTtlSeconds }: OauthTokenOptions,
+) {
+  app.post(
+    '/oauth/token',
+    {
+      attachValidation: true,
+      schema: {
+        operationId: 'createAccessToken',
+        tags: ['Authentication'],
+        summary: 'Exchange client credentials for a bearer access token',
+        consumes: ['application/x-www-form-urlencoded'],
+        body: TokenRequest,
+        response: { 200: TokenResponse, '4xx': ErrorBody },
+      },
+    },
+    async (request, reply) => {
+      reply.header('cache-control', 'no-store').header('pragma', 'no-cache')
+      const contentType = request.headers['content-type'] ?? ''
+      if (!/^application\/x-www-form-urlencoded\b/i.test(contentType) || request.validationError) {
+        throw invalidRequest(
+          'Send an application/x-www-form-urlencoded body with grant_type=client_credentials.',
+        )
+      }
+      const body = (request.body ?? {}) as Record<string, unknown>
+      const credentials = clientCredentials(request, body)
+      await app.tokenFailures.check(request, credentials?.clientId ?? null)
+      if (credentials === null) {
+        await app.tokenFailures.record(request, null)
+        throw new ApiError('invalid_client', 'Client authentication is required.')
+      }
+      const client = storage.apiClients.findById(credentials.clientId)
+      // Hash and compare even for an unknown client, so both failures take the same time.
+      const matches = secretMatches(credentials.clientSecret, client?.secret_hash ?? hashSecret(''))
+      if (!client || !matches) {
+        await app.tokenFailures.record(request, credentials.clientId)
+        const headers: Record<string, string> = credentials.viaBasic
+          ? { 'www-authenticate': 'Basic realm="print-hub"' }
+          : {}
+        throw new ApiError('invalid_client', 'Client authentication failed.', undefined, headers)
+      }
+      if (body.grant_type === undefined) throw invalidRequest('grant_type is required.')
+      if (body.grant_type !== 'client_credentials') {
+        throw new ApiError('unsupported_grant_type', 'Only grant_type=client_credentials is supported.')
+      }
+      const scopes = grantedScopes(body.scope, client.scopes)
+      const accessToken = generateSecret('pat')
+      storage.apiClients.storeToken(hashSecret(accessToken), {
+        account_id: client.account_id,
+        client_id: client.client_id,
+        scopes,
+        expires_at: Date.now() + accessTokenTtlSeconds * 1000,
+      })
+      request.log.info({ client_id: client.client_id }, 'access token issued')
+      return {
+        access_token: accessToken,
+        token_type: 'Bearer' as const,
+        expires_in: accessTokenTtlSeconds,
+        scope: scopes.join(' '),
+      }
+    },
+  )
+}

@@ -1,0 +1,190 @@
+import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox'
+import type { FastifyInstance } from 'fastify'
+import { Type } from 'typebox'
+import { ErrorBody } from '../../protocol/errors.ts'
+import { Page } from '../../protocol/pagination.ts'
+import {
+  CreatePrintJobBody,
+  CreatePrintJobFromBase64Body,
+  CreatePrintJobFromUrlBody,
+  ListPrintJobsQuery,
+  PrintJob,
+  PrintJobIdParams,
+} from '../../protocol/print-job.ts'
+import { decodeDocumentBase64 } from '../documents/base64.ts'
+import type { DocumentIntake } from '../documents/intake.ts'
+import { ApiError } from '../errors.ts'
+import { fetchPublicDocument, type SafeFetchOptions } from '../fetch/safe-fetch.ts'
+import { authOf } from '../plugins/authentication.ts'
+import type { PrintJobSubmitter } from '../print-jobs/submit.ts'
+import type { Storage } from '../storage/storage.ts'
+import { unknownCursor } from './list-errors.ts'
+
+export interface PrintJobRoutesOptions {
+  storage: Storage
+  intake: DocumentIntake
+  submitter: PrintJobSubmitter
+  fetchOptions: SafeFetchOptions
+  maxDocumentBytes: number
+}
+
+const CreateHeaders = Type.Object({
+  'idempotency-key': Type.Optional(
+    Type.String({
+      minLength: 1,
+      maxLength: 128,
+      description: 'Retries with the same key return the original answer for 24 hours (spec: Limits).',
+    }),
+  ),
+  'x-request-id': Type.Optional(
+    Type.String({ description: 'Echoed in the response when at most 128 characters of [A-Za-z0-9._:-].' }),
+  ),
+})
+const ReadHeaders = Type.Object({ 'x-request-id': CreateHeaders.properties['x-request-id'] })
+const security = [{ bearerAuth: [] }]
+const createResponses = { 201: PrintJob, '4xx': ErrorBody, '5xx': ErrorBody }
+const optionsOf = <T extends Record<string, unknown>>(body: T) => {
+  const {
+    document_id: _d,
+    printer_id: _p,
+    document_url: _u,
+    document_base64: _b,
+    document_filename: _f,
+    document_format: _fmt,
+    document_raw_language: _l,
+    ...options
+  } = body
+  return options
+}
+
+/** The print-job endpoints of the spec (Endpoints → Print jobs). */
+export async function printJobRoutes(app: FastifyInstance, opts: PrintJobRoutesOptions) {
+  const { storage, intake, submitter, fetchOptions, maxDocumentBytes } = opts
+  const api = app.withTypeProvider<TypeBoxTypeProvider>()
+  const writeConfig = { scopes: ['print_jobs:write' as const], idempotent: true }
+  const documentConfig = {
+    scopes: ['documents:write' as const, 'print_jobs:write' as const],
+    idempotent: true,
+  }
+
+  api.post(
+    '/api/v1/print-jobs',
+    {
+      config: writeConfig,
+      schema: {
+        operationId: 'createPrintJob',
+        tags: ['Print jobs'],
+        summary: 'Print an uploaded document',
+        security,
+        headers: CreateHeaders,
+        body: CreatePrintJobBody,
+        response: createResponses,
+      },
+    },
+    async (request, reply) => {
+      const { accountId } = authOf(request)
+      const printer = submitter.printerFor(accountId, request.body.printer_id)
+      const document = submitter.documentFor(accountId, request.body.document_id)
+      const job = submitter.submit(accountId, printer, document, optionsOf(request.body))
+      return reply.code(201).send(job)
+    },
+  )
+
+  api.post(
+    '/api/v1/print-jobs/from-url',
+    {
+      config: documentConfig,
+      schema: {
+        operationId: 'createPrintJobFromUrl',
+        tags: ['Print jobs'],
+        summary: 'Fetch a public HTTPS document and print it',
+        security,
+        headers: CreateHeaders,
+        body: CreatePrintJobFromUrlBody,
+        response: createResponses,
+      },
+    },
+    async (request, reply) => {
+      const { accountId } = authOf(request)
+      const body = request.body
+      const printer = submitter.printerFor(accountId, body.printer_id)
+      const fetched = await fetchPublicDocument(body.document_url, fetchOptions)
+      const document = await intake.ingest(accountId, fetched.bytes, {
+        format: body.document_format,
+        rawLanguage: body.document_raw_language,
+        filename: body.document_filename ?? fetched.filename,
+      })
+      return reply.code(201).send(submitter.submit(accountId, printer, document, optionsOf(body)))
+    },
+  )
+
+  api.post(
+    '/api/v1/print-jobs/from-base64',
+    {
+      config: documentConfig,
+      bodyLimit: Math.ceil(maxDocumentBytes / 3) * 4 + 64 * 1024,
+      schema: {
+        operationId: 'createPrintJobFromBase64',
+        tags: ['Print jobs'],
+        summary: 'Print a small document given as Base64',
+        security,
+        headers: CreateHeaders,
+        body: CreatePrintJobFromBase64Body,
+        response: createResponses,
+      },
+    },
+    async (request, reply) => {
+      const { accountId } = authOf(request)
+      const body = request.body
+      const printer = submitter.printerFor(accountId, body.printer_id)
+      const bytes = decodeDocumentBase64(body.document_base64, maxDocumentBytes)
+      const document = await intake.ingest(accountId, bytes, {
+        format: body.document_format,
+        rawLanguage: body.document_raw_language,
+        filename: body.document_filename,
+      })
+      return reply.code(201).send(submitter.submit(accountId, printer, document, optionsOf(body)))
+    },
+  )
+
+  api.get(
+    '/api/v1/print-jobs/:printJobId',
+    {
+      config: { scopes: ['print_jobs:read'] },
+      schema: {
+        operationId: 'getPrintJob',
+        tags: ['Print jobs'],
+        summary: 'Get a print job (poll until printed, failed or cancelled)',
+        security,
+        headers: ReadHeaders,
+        params: PrintJobIdParams,
+        response: { 200: PrintJob, '4xx': ErrorBody },
+      },
+    },
+    async (request) => {
+      const job = storage.printJobs.findById(authOf(request).accountId, request.params.printJobId)
+      if (!job) throw new ApiError('print_job_not_found', 'No such print job.')
+      return job
+    },
+  )
+
+  api.get(
+    '/api/v1/print-jobs',
+    {
+      config: { scopes: ['print_jobs:read'] },
+      schema: {
+        operationId: 'listPrintJobs',
+        tags: ['Print jobs'],
+        summary: 'List recent print jobs, newest first, optionally by status and printer',
+        security,
+        querystring: ListPrintJobsQuery,
+        response: { 200: Page(PrintJob, 'PrintJobPage'), '4xx': ErrorBody },
+      },
+    },
+    async (request) => {
+      const { limit = 50, cursor, status, printer_id } = request.query
+      const filter = { ...(status && { status }), ...(printer_id && { printer_id }) }
+      return storage.printJobs.list(authOf(request).accountId, limit, cursor, filter) ?? unknownCursor()
+    },
+  )
+}

@@ -1,0 +1,82 @@
+import { randomUUID } from 'node:crypto'
+import type { Scope } from '../../protocol/enums.ts'
+import type { SqliteDatabase } from './database.ts'
+
+export interface ApiClient {
+  client_id: string
+  account_id: string
+  secret_hash: Buffer
+  scopes: Scope[]
+  created_at: string
+}
+
+export interface IssuedToken {
+  account_id: string
+  client_id: string
+  scopes: Scope[]
+  expires_at: number
+}
+
+export interface ApiClientRepository {
+  create(accountId: string, secretHash: Buffer, scopes: readonly Scope[]): ApiClient
+  findById(clientId: string): ApiClient | undefined
+  /** Stores an access token by its hash; `expiresAt` in epoch milliseconds. */
+  storeToken(tokenHash: Buffer, token: IssuedToken): void
+  /** The unexpired token with this hash, if any. */
+  findToken(tokenHash: Buffer, now: number): IssuedToken | undefined
+  deleteExpiredTokens(now: number): number
+}
+
+interface ClientRow extends Omit<ApiClient, 'scopes'> {
+  scopes: string
+}
+interface TokenRow extends Omit<IssuedToken, 'scopes'> {
+  scopes: string
+}
+
+export function createApiClientRepository(db: SqliteDatabase): ApiClientRepository {
+  const insertClient = db.prepare(
+    'INSERT INTO api_clients (client_id, account_id, secret_hash, scopes, created_at) VALUES (?, ?, ?, ?, ?)',
+  )
+  const clientById = db.prepare<[string], ClientRow>('SELECT * FROM api_clients WHERE client_id = ?')
+  const insertToken = db.prepare(
+    'INSERT INTO access_tokens (token_hash, client_id, account_id, scopes, expires_at, created_at) VALUES (?, ?, ?, ?, ?, ?)',
+  )
+  const tokenByHash = db.prepare<[Buffer, number], TokenRow>(
+    'SELECT account_id, client_id, scopes, expires_at FROM access_tokens WHERE token_hash = ? AND expires_at > ?',
+  )
+  const deleteExpired = db.prepare('DELETE FROM access_tokens WHERE expires_at <= ?')
+  const splitScopes = (scopes: string) => (scopes === '' ? [] : (scopes.split(' ') as Scope[]))
+  return {
+    create(accountId, secretHash, scopes) {
+      const client = {
+        client_id: randomUUID(),
+        account_id: accountId,
+        secret_hash: secretHash,
+        scopes: [...scopes],
+        created_at: new Date().toISOString(),
+      }
+      insertClient.run(client.client_id, accountId, secretHash, scopes.join(' '), client.created_at)
+      return client
+    },
+    findById(clientId) {
+      const row = clientById.get(clientId)
+      return row && { ...row, scopes: splitScopes(row.scopes) }
+    },
+    storeToken(tokenHash, token) {
+      insertToken.run(
+        tokenHash,
+        token.client_id,
+        token.account_id,
+        token.scopes.join(' '),
+        token.expires_at,
+        new Date().toISOString(),
+      )
+    },
+    findToken(tokenHash, now) {
+      const row = tokenByHash.get(tokenHash, now)
+      return row && { ...row, scopes: splitScopes(row.scopes) }
+    },
+    deleteExpiredTokens: (now) => deleteExpired.run(now).changes,
+  }
+}

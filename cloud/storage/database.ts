@@ -1,0 +1,36 @@
+import Database from 'better-sqlite3'
+import { MIGRATIONS, type Migration } from './migrations.ts'
+
+export type SqliteDatabase = Database.Database
+
+/** Opens (creating if needed) a SQLite file in WAL mode and brings its schema up to `targetVersion`. */
+export function openDatabase(file: string, targetVersion?: number): SqliteDatabase {
+  const db = new Database(file)
+  db.pragma('journal_mode = WAL')
+  db.pragma('synchronous = NORMAL')
+  db.pragma('foreign_keys = ON')
+  db.pragma('busy_timeout = 5000')
+  migrate(db, MIGRATIONS, targetVersion)
+  return db
+}
+
+export function schemaVersion(db: SqliteDatabase): number {
+  return db.pragma('user_version', { simple: true }) as number
+}
+
+export function migrate(db: SqliteDatabase, migrations: readonly Migration[], targetVersion?: number): void {
+  const target = targetVersion ?? Math.max(0, ...migrations.map((m) => m.version))
+  const current = schemaVersion(db)
+  if (current > Math.max(0, ...migrations.map((m) => m.version))) {
+    throw new Error(
+      `database schema version ${current} is newer than this program knows; upgrade the program`,
+    )
+  }
+  for (const migration of migrations) {
+    if (migration.version <= current || migration.version > target) continue
+    db.transaction(() => {
+      db.exec(migration.sql)
+      db.pragma(`user_version = ${migration.version}`)
+    }).immediate()
+  }
+}

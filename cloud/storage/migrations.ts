@@ -1,0 +1,116 @@
+/**
+ * Versioned schema migrations. `PRAGMA user_version` holds the version a database is at; opening it applies
+ * every later migration in order, each in its own transaction, so an older database is upgraded in place.
+ * Append new migrations; never edit a released one.
+ */
+export interface Migration {
+  version: number
+  name: string
+  sql: string
+}
+
+export const MIGRATIONS: readonly Migration[] = [
+  {
+    version: 1,
+    name: 'accounts and API clients',
+    sql: `
+      CREATE TABLE accounts (
+        account_id TEXT PRIMARY KEY,
+        name TEXT NOT NULL,
+        created_at TEXT NOT NULL
+      );
+      CREATE TABLE api_clients (
+        client_id TEXT PRIMARY KEY,
+        account_id TEXT NOT NULL REFERENCES accounts(account_id),
+        secret_hash BLOB NOT NULL,
+        scopes TEXT NOT NULL,
+        created_at TEXT NOT NULL
+      );
+      CREATE TABLE access_tokens (
+        token_hash BLOB PRIMARY KEY,
+        client_id TEXT NOT NULL REFERENCES api_clients(client_id),
+        account_id TEXT NOT NULL REFERENCES accounts(account_id),
+        scopes TEXT NOT NULL,
+        expires_at INTEGER NOT NULL,
+        created_at TEXT NOT NULL
+      );
+      CREATE INDEX access_tokens_by_expiry ON access_tokens(expires_at);
+    `,
+  },
+  {
+    version: 2,
+    name: 'agents, printers, documents and print jobs',
+    sql: `
+      CREATE TABLE agents (
+        seq INTEGER PRIMARY KEY AUTOINCREMENT,
+        agent_id TEXT NOT NULL UNIQUE,
+        account_id TEXT NOT NULL REFERENCES accounts(account_id),
+        name TEXT NOT NULL,
+        online INTEGER NOT NULL DEFAULT 0,
+        last_seen_at TEXT,
+        version TEXT,
+        created_at TEXT NOT NULL
+      );
+      CREATE INDEX agents_by_account ON agents(account_id, seq);
+      CREATE TABLE printers (
+        seq INTEGER PRIMARY KEY AUTOINCREMENT,
+        printer_id TEXT NOT NULL UNIQUE,
+        account_id TEXT NOT NULL REFERENCES accounts(account_id),
+        agent_id TEXT NOT NULL REFERENCES agents(agent_id),
+        name TEXT NOT NULL,
+        capabilities TEXT NOT NULL,
+        online INTEGER NOT NULL DEFAULT 0,
+        last_seen_at TEXT,
+        created_at TEXT NOT NULL
+      );
+      CREATE INDEX printers_by_account ON printers(account_id, seq);
+      CREATE TABLE documents (
+        document_id TEXT PRIMARY KEY,
+        account_id TEXT NOT NULL REFERENCES accounts(account_id),
+        mime_type TEXT NOT NULL,
+        format TEXT NOT NULL,
+        raw_language TEXT,
+        size_bytes INTEGER NOT NULL,
+        sha256 TEXT NOT NULL,
+        filename TEXT,
+        created_at TEXT NOT NULL
+      );
+      CREATE TABLE print_jobs (
+        seq INTEGER PRIMARY KEY AUTOINCREMENT,
+        print_job_id TEXT NOT NULL UNIQUE,
+        account_id TEXT NOT NULL REFERENCES accounts(account_id),
+        document_id TEXT NOT NULL REFERENCES documents(document_id),
+        printer_id TEXT NOT NULL REFERENCES printers(printer_id),
+        status TEXT NOT NULL,
+        options TEXT NOT NULL,
+        created_at TEXT NOT NULL,
+        reserved_at TEXT,
+        started_at TEXT,
+        completed_at TEXT,
+        failure_reason TEXT
+      );
+      CREATE INDEX print_jobs_by_account ON print_jobs(account_id, seq);
+      CREATE INDEX print_jobs_by_account_status ON print_jobs(account_id, status, seq);
+      CREATE INDEX print_jobs_by_account_printer ON print_jobs(account_id, printer_id, seq);
+    `,
+  },
+  {
+    version: 3,
+    name: 'idempotency keys',
+    sql: `
+      CREATE TABLE idempotency_keys (
+        account_id TEXT NOT NULL,
+        endpoint TEXT NOT NULL,
+        key TEXT NOT NULL,
+        fingerprint TEXT NOT NULL,
+        state TEXT NOT NULL,
+        status_code INTEGER,
+        response_body TEXT,
+        locked_until INTEGER NOT NULL,
+        expires_at INTEGER NOT NULL,
+        PRIMARY KEY (account_id, endpoint, key)
+      );
+      CREATE INDEX idempotency_keys_by_expiry ON idempotency_keys(expires_at);
+    `,
+  },
+]

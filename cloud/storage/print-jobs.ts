@@ -1,0 +1,138 @@
+import type { PrintJobStatus } from '../../protocol/enums.ts'
+import type { PageOf } from '../../protocol/pagination.ts'
+import type { PrintJob, ResolvedPrintOptions } from '../../protocol/print-job.ts'
+import type { SqliteDatabase } from './database.ts'
+import { pageAfter } from './paging.ts'
+
+export interface PrintJobFilter {
+  status?: PrintJobStatus
+  printer_id?: string
+}
+
+export interface PrintJobRepository {
+  /**
+   * Inserts a pending job unless the account already has `capacity` unfinished jobs; the count and the
+   * insert are one transaction. Returns false when the queue is full.
+   */
+  insertWithinCapacity(accountId: string, job: PrintJob, capacity: number): boolean
+  findById(accountId: string, printJobId: string): PrintJob | undefined
+  list(
+    accountId: string,
+    limit: number,
+    cursor: string | undefined,
+    filter: PrintJobFilter,
+  ): PageOf<PrintJob> | undefined
+}
+
+interface JobRow {
+  print_job_id: string
+  document_id: string
+  printer_id: string
+  status: PrintJobStatus
+  options: string
+  created_at: string
+  reserved_at: string | null
+  started_at: string | null
+  completed_at: string | null
+  failure_reason: string | null
+  mime_type: string
+  format: PrintJob['document_format']
+  raw_language: PrintJob['document_raw_language']
+}
+
+const OPTION_KEYS = [
+  'copies',
+  'intent',
+  'color_mode',
+  'duplex_mode',
+  'media_width_mm',
+  'media_height_mm',
+  'dpi',
+  'scale_mode',
+  'orientation',
+  'offset_x_mm',
+  'offset_y_mm',
+  'margin_top_mm',
+  'margin_right_mm',
+  'margin_bottom_mm',
+  'margin_left_mm',
+] as const satisfies readonly (keyof ResolvedPrintOptions)[]
+
+const toJob = (row: JobRow): PrintJob => {
+  const options = JSON.parse(row.options) as ResolvedPrintOptions
+  return {
+    print_job_id: row.print_job_id,
+    document_id: row.document_id,
+    document_mime_type: row.mime_type,
+    document_format: row.format,
+    document_raw_language: row.raw_language,
+    printer_id: row.printer_id,
+    status: row.status,
+    ...options,
+    created_at: row.created_at,
+    reserved_at: row.reserved_at,
+    started_at: row.started_at,
+    completed_at: row.completed_at,
+    failure_reason: row.failure_reason,
+  }
+}
+
+const SELECT_JOB = `SELECT j.*, d.mime_type, d.format, d.raw_language
+  FROM print_jobs j JOIN documents d ON d.document_id = j.document_id`
+
+export function createPrintJobRepository(db: SqliteDatabase): PrintJobRepository {
+  const countUnfinished = db.prepare<[string], { n: number }>(
+    `SELECT count(*) AS n FROM print_jobs WHERE account_id = ? AND status IN ('pending', 'reserved', 'printing')`,
+  )
+  const insert = db.prepare(
+    `INSERT INTO print_jobs (print_job_id, account_id, document_id, printer_id, status, options, created_at,
+       reserved_at, started_at, completed_at, failure_reason) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+  )
+  const byId = db.prepare<[string, string], JobRow>(
+    `${SELECT_JOB} WHERE j.account_id = ? AND j.print_job_id = ?`,
+  )
+  const seqOf = db.prepare<[string, string], { seq: number }>(
+    'SELECT seq FROM print_jobs WHERE account_id = ? AND print_job_id = ?',
+  )
+  const pageQuery = db.prepare<[string, number, string | null, string | null, number], JobRow>(
+    `${SELECT_JOB} WHERE j.account_id = ? AND j.seq < ?
+       AND (?3 IS NULL OR j.status = ?3) AND (?4 IS NULL OR j.printer_id = ?4)
+     ORDER BY j.seq DESC LIMIT ?5`,
+  )
+  const insertWithinCapacity = db.transaction((accountId: string, job: PrintJob, capacity: number) => {
+    if ((countUnfinished.get(accountId)?.n ?? 0) >= capacity) return false
+    const options = Object.fromEntries(OPTION_KEYS.map((key) => [key, job[key]]))
+    insert.run(
+      job.print_job_id,
+      accountId,
+      job.document_id,
+      job.printer_id,
+      job.status,
+      JSON.stringify(options),
+      job.created_at,
+      job.reserved_at,
+      job.started_at,
+      job.completed_at,
+      job.failure_reason,
+    )
+    return true
+  })
+  return {
+    insertWithinCapacity: (accountId, job, capacity) =>
+      insertWithinCapacity.immediate(accountId, job, capacity),
+    findById(accountId, printJobId) {
+      const row = byId.get(accountId, printJobId)
+      return row && toJob(row)
+    },
+    list(accountId, limit, cursor, filter) {
+      return pageAfter(
+        cursor === undefined ? Number.MAX_SAFE_INTEGER : seqOf.get(accountId, cursor)?.seq,
+        (before) =>
+          pageQuery.all(accountId, before, filter.status ?? null, filter.printer_id ?? null, limit + 1),
+        limit,
+        toJob,
+        (job) => job.print_job_id,
+      )
+    },
+  }
+}

@@ -1,0 +1,40 @@
+import path from 'node:path'
+import { type AccountRepository, createAccountRepository } from './accounts.ts'
+import { type AgentRepository, createAgentRepository } from './agents.ts'
+import { type ApiClientRepository, createApiClientRepository } from './api-clients.ts'
+import { openDatabase, type SqliteDatabase } from './database.ts'
+import { createDocumentRepository, type DocumentRepository } from './documents.ts'
+import { createIdempotencyRepository, type IdempotencyRepository } from './idempotency.ts'
+import { createPrintJobRepository, type PrintJobRepository } from './print-jobs.ts'
+import { createPrinterRepository, type PrinterRepository } from './printers.ts'
+
+/** Every repository the cloud uses. The rest of the cloud sees only these interfaces, never SQL. */
+export interface Storage {
+  accounts: AccountRepository
+  apiClients: ApiClientRepository
+  agents: AgentRepository
+  printers: PrinterRepository
+  documents: DocumentRepository
+  printJobs: PrintJobRepository
+  idempotency: IdempotencyRepository
+  close(): void
+}
+
+export const DATABASE_FILE = 'cloud.sqlite'
+
+export function openStorage(dataDir: string): Storage {
+  return storageOn(openDatabase(path.join(dataDir, DATABASE_FILE)))
+}
+
+export function storageOn(db: SqliteDatabase): Storage {
+  return {
+    accounts: createAccountRepository(db),
+    apiClients: createApiClientRepository(db),
+    agents: createAgentRepository(db),
+    printers: createPrinterRepository(db),
+    documents: createDocumentRepository(db),
+    printJobs: createPrintJobRepository(db),
+    idempotency: createIdempotencyRepository(db),
+    close: () => db.close(),
+  }
+}

@@ -1,0 +1,158 @@
+import { type Static, Type } from 'typebox'
+
+/**
+ * The error body of every non-2xx answer (spec: Errors). `error` is the broad class — the RFC 6749 §5.2 /
+ * RFC 6750 §3.1 value where one applies — and `error_code` the stable, specific code from the catalogue below.
+ */
+export const ErrorBody = Type.Object(
+  {
+    error: Type.String(),
+    error_code: Type.String(),
+    message: Type.String(),
+    details: Type.Optional(Type.Record(Type.String(), Type.Unknown())),
+  },
+  { title: 'ErrorBody', additionalProperties: false },
+)
+export type ErrorBody = Static<typeof ErrorBody>
+
+interface CatalogueEntry {
+  readonly status: number
+  readonly error: string
+  readonly description: string
+}
+
+/** The catalogue of stable `error_code` values. Codes are never renamed or reused; new ones are additive. */
+export const ERROR_CODES = {
+  invalid_request: { status: 400, error: 'invalid_request', description: 'The request is malformed.' },
+  invalid_url_request: {
+    status: 400,
+    error: 'invalid_request',
+    description: 'document_url is not a well-formed absolute HTTPS URL without credentials.',
+  },
+  url_not_allowed: {
+    status: 400,
+    error: 'invalid_request',
+    description:
+      'document_url (or a redirect it led to) names or resolves to an address that is not public, or uses plain HTTP.',
+  },
+  invalid_base64: {
+    status: 400,
+    error: 'invalid_request',
+    description: 'document_base64 is not canonical Base64 (a data: URL prefix is not accepted).',
+  },
+  unsupported_grant_type: {
+    status: 400,
+    error: 'unsupported_grant_type',
+    description: 'Only grant_type=client_credentials is supported (RFC 6749 §4.4).',
+  },
+  invalid_scope: {
+    status: 400,
+    error: 'invalid_scope',
+    description: 'The requested scope is unknown or exceeds the scopes granted to the client.',
+  },
+  invalid_client: {
+    status: 401,
+    error: 'invalid_client',
+    description: 'Client authentication failed (unknown client, wrong secret or no credentials).',
+  },
+  invalid_token: {
+    status: 401,
+    error: 'invalid_token',
+    description: 'The bearer token is missing, malformed, unknown or expired.',
+  },
+  insufficient_scope: {
+    status: 403,
+    error: 'insufficient_scope',
+    description: 'The token lacks a scope the endpoint requires; details.required_scopes names it.',
+  },
+  not_found: { status: 404, error: 'not_found', description: 'No such route.' },
+  print_job_not_found: { status: 404, error: 'not_found', description: 'No such print job in this account.' },
+  method_not_allowed: {
+    status: 405,
+    error: 'method_not_allowed',
+    description: 'The route does not take this method.',
+  },
+  idempotency_key_conflict: {
+    status: 409,
+    error: 'conflict',
+    description: 'The Idempotency-Key was already used with a different request.',
+  },
+  idempotency_request_in_progress: {
+    status: 409,
+    error: 'conflict',
+    description: 'A request with this Idempotency-Key is still being processed; retry shortly.',
+  },
+  print_queue_full: {
+    status: 409,
+    error: 'conflict',
+    description: 'The account already has as many unfinished print jobs as its queue capacity allows.',
+  },
+  unsupported_print_route: {
+    status: 409,
+    error: 'conflict',
+    description: 'The printer cannot print this document or these options; details.reason says why.',
+  },
+  document_too_large: {
+    status: 413,
+    error: 'payload_too_large',
+    description: 'The document or request body exceeds the size limit; details.limit_bytes gives it.',
+  },
+  unsupported_document_type: {
+    status: 415,
+    error: 'unsupported_media_type',
+    description: 'The document is neither a PDF nor a RAW payload with a declared raw language.',
+  },
+  unsupported_content_type: {
+    status: 415,
+    error: 'unsupported_media_type',
+    description: 'The request body has a Content-Type this endpoint does not take.',
+  },
+  validation_failed: {
+    status: 422,
+    error: 'validation_failed',
+    description: 'Fields are missing or out of bounds; details.fields lists every offending field.',
+  },
+  document_format_mismatch: {
+    status: 422,
+    error: 'validation_failed',
+    description: 'The document bytes contradict the declared document_format or raw language.',
+  },
+  pdf_invalid: {
+    status: 422,
+    error: 'validation_failed',
+    description: 'The PDF is not structurally sound or cannot be rendered.',
+  },
+  pdf_encrypted: {
+    status: 422,
+    error: 'validation_failed',
+    description: 'The PDF is encrypted and needs a password to open.',
+  },
+  raw_command_forbidden: {
+    status: 422,
+    error: 'validation_failed',
+    description:
+      "The RAW payload holds a command that changes the printer's stored configuration, network settings or firmware; details.reason names it.",
+  },
+  document_fetch_failed: {
+    status: 422,
+    error: 'validation_failed',
+    description: 'The remote document could not be fetched (timeout, refused, or a non-2xx answer).',
+  },
+  rate_limited: {
+    status: 429,
+    error: 'rate_limited',
+    description: 'A quota was exceeded; see Retry-After and X-RateLimit-Scope.',
+  },
+  internal_error: {
+    status: 500,
+    error: 'internal_error',
+    description: 'Unexpected error; nothing internal is revealed.',
+  },
+  inspection_unavailable: {
+    status: 503,
+    error: 'service_unavailable',
+    description: 'Document security inspection could not run now; retry after Retry-After seconds.',
+  },
+} as const satisfies Record<string, CatalogueEntry>
+
+export type ErrorCode = keyof typeof ERROR_CODES

@@ -1,0 +1,143 @@
+import { type Static, Type } from 'typebox'
+import {
+  ColorMode,
+  DocumentFormat,
+  DuplexMode,
+  Intent,
+  Orientation,
+  PrintJobStatus,
+  RawLanguage,
+  ScaleMode,
+} from './enums.ts'
+
+const Uuid = Type.String({ format: 'uuid' })
+const DateTime = Type.String({ format: 'date-time' })
+const Nullable = <T extends Parameters<typeof Type.Union>[0][number]>(schema: T) =>
+  Type.Union([schema, Type.Null()])
+
+/** Spec: Limits. Each bound is enforced by the schema and reported per field in a 422. */
+const MediaMm = Type.Number({ minimum: 1, maximum: 2000 })
+const OffsetMm = Type.Number({ minimum: -2000, maximum: 2000 })
+const MarginMm = Type.Number({ minimum: 0, maximum: 2000 })
+const Dpi = Type.Integer({ minimum: 72, maximum: 2400 })
+
+/** Spec: Shared print options. All optional; the defaults below apply when omitted. */
+export const PrintOptions = Type.Object({
+  copies: Type.Optional(Type.Integer({ minimum: 1, maximum: 99 })),
+  intent: Type.Optional(Intent),
+  color_mode: Type.Optional(ColorMode),
+  duplex_mode: Type.Optional(DuplexMode),
+  media_width_mm: Type.Optional(Nullable(MediaMm)),
+  media_height_mm: Type.Optional(Nullable(MediaMm)),
+  dpi: Type.Optional(Nullable(Dpi)),
+  scale_mode: Type.Optional(ScaleMode),
+  orientation: Type.Optional(Orientation),
+  offset_x_mm: Type.Optional(OffsetMm),
+  offset_y_mm: Type.Optional(OffsetMm),
+  margin_top_mm: Type.Optional(MarginMm),
+  margin_right_mm: Type.Optional(MarginMm),
+  margin_bottom_mm: Type.Optional(MarginMm),
+  margin_left_mm: Type.Optional(MarginMm),
+})
+export type PrintOptions = Static<typeof PrintOptions>
+export type ResolvedPrintOptions = { [K in keyof PrintOptions]-?: Exclude<PrintOptions[K], undefined> }
+
+/**
+ * Defaults of omitted options (the spec leaves them open). One copy; `default` leaves colour, duplex and
+ * orientation to the printer; media and dpi come from the printer; PDFs are scaled to fit the media, as
+ * label and receipt printers need; no offset and no extra margin.
+ */
+export const PRINT_OPTION_DEFAULTS: ResolvedPrintOptions = {
+  copies: 1,
+  intent: 'document',
+  color_mode: 'default',
+  duplex_mode: 'default',
+  media_width_mm: null,
+  media_height_mm: null,
+  dpi: null,
+  scale_mode: 'fit',
+  orientation: 'default',
+  offset_x_mm: 0,
+  offset_y_mm: 0,
+  margin_top_mm: 0,
+  margin_right_mm: 0,
+  margin_bottom_mm: 0,
+  margin_left_mm: 0,
+}
+
+const DocumentSource = {
+  document_filename: Type.Optional(Nullable(Type.String({ minLength: 1, maxLength: 255 }))),
+  document_format: Type.Optional(Nullable(DocumentFormat)),
+  document_raw_language: Type.Optional(Nullable(RawLanguage)),
+  printer_id: Uuid,
+}
+
+export const CreatePrintJobBody = Type.Object(
+  { document_id: Uuid, printer_id: Uuid, ...PrintOptions.properties },
+  { additionalProperties: false },
+)
+export type CreatePrintJobBody = Static<typeof CreatePrintJobBody>
+
+export const CreatePrintJobFromUrlBody = Type.Object(
+  {
+    document_url: Type.String({ minLength: 1, maxLength: 2048 }),
+    ...DocumentSource,
+    ...PrintOptions.properties,
+  },
+  { additionalProperties: false },
+)
+export type CreatePrintJobFromUrlBody = Static<typeof CreatePrintJobFromUrlBody>
+
+export const CreatePrintJobFromBase64Body = Type.Object(
+  { document_base64: Type.String({ minLength: 1 }), ...DocumentSource, ...PrintOptions.properties },
+  { additionalProperties: false },
+)
+export type CreatePrintJobFromBase64Body = Static<typeof CreatePrintJobFromBase64Body>
+
+/** Spec: Resources → Print job. Every field is always present; nullable ones as null. */
+export const PrintJob = Type.Object(
+  {
+    print_job_id: Uuid,
+    document_id: Uuid,
+    document_mime_type: Type.String(),
+    document_format: DocumentFormat,
+    document_raw_language: Nullable(RawLanguage),
+    printer_id: Uuid,
+    status: PrintJobStatus,
+    copies: Type.Integer({ minimum: 1, maximum: 99 }),
+    intent: Intent,
+    color_mode: ColorMode,
+    duplex_mode: DuplexMode,
+    media_width_mm: Nullable(MediaMm),
+    media_height_mm: Nullable(MediaMm),
+    dpi: Nullable(Dpi),
+    scale_mode: ScaleMode,
+    orientation: Orientation,
+    offset_x_mm: OffsetMm,
+    offset_y_mm: OffsetMm,
+    margin_top_mm: MarginMm,
+    margin_right_mm: MarginMm,
+    margin_bottom_mm: MarginMm,
+    margin_left_mm: MarginMm,
+    created_at: DateTime,
+    reserved_at: Nullable(DateTime),
+    started_at: Nullable(DateTime),
+    completed_at: Nullable(DateTime),
+    failure_reason: Nullable(Type.String()),
+  },
+  { title: 'PrintJob', additionalProperties: false },
+)
+export type PrintJob = Static<typeof PrintJob>
+
+export const PrintJobIdParams = Type.Object({ printJobId: Uuid })
+
+export const ListPrintJobsQuery = Type.Object(
+  {
+    limit: Type.Optional(Type.Integer({ minimum: 1, maximum: 100, default: 50 })),
+    cursor: Type.Optional(Uuid),
+    status: Type.Optional(PrintJobStatus),
+    printer_id: Type.Optional(Uuid),
+  },
+  { additionalProperties: false },
+)
+export type ListPrintJobsQuery = Static<typeof ListPrintJobsQuery>

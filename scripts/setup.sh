@@ -1,0 +1,21 @@
+#!/usr/bin/env bash
+# Installs what the cloud, the hub and the tests need on Debian 12: system packages, then npm packages.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+# ghostscript: PDF inspection (cloud) and rendering (hub). openssl: test certificates.
+# python3, make, g++: better-sqlite3 compiles from source where no prebuilt binary is reachable.
+apt_packages=(ghostscript openssl python3 make g++)
+missing=()
+for pkg in "${apt_packages[@]}"; do
+  dpkg-query -W -f='${Status}' "$pkg" 2>/dev/null | grep -q 'install ok installed' || missing+=("$pkg")
+done
+if [ "${#missing[@]}" -gt 0 ]; then
+  sudo=""
+  [ "$(id -u)" -eq 0 ] || sudo="sudo"
+  export DEBIAN_FRONTEND=noninteractive
+  $sudo apt-get update -qq
+  $sudo apt-get install -y -qq --no-install-recommends "${missing[@]}"
+fi
+
+npm ci --no-fund --no-audit

@@ -1,0 +1,99 @@
+import autocannon from 'autocannon'
+import Fastify from 'fastify'
+import { ESCPOS_RECEIPT, startTestCloud } from '../cloud/test-cloud.ts'
+
+/**
+ * Jobs created per second through POST /api/v1/print-jobs/from-base64 with a small ESC/POS receipt, at 1, 16
+ * and 64 concurrent connections, against a minimal Fastify route that parses the same body and answers 201
+ * with a job-sized JSON body, in the same run. The ratio says what auth, validation, inspection, storage and
+ * the route check cost over bare HTTP + JSON.
+ */
+const DURATION_SECONDS = Number(process.env.BENCH_DURATION_SECONDS ?? 5)
+const CONNECTIONS = [1, 16, 64]
+
+interface Figures {
+  rps: number
+  p50: number
+  p99: number
+  non2xx: number
+}
+
+async function load(
+  url: string,
+  connections: number,
+  headers: Record<string, string>,
+  body: string,
+): Promise<Figures> {
+  const result = await autocannon({
+    url,
+    method: 'POST',
+    connections,
+    duration: DURATION_SECONDS,
+    headers: { 'content-type': 'application/json', ...headers },
+    body,
+  })
+  return {
+    rps: result.requests.average,
+    p50: result.latency.p50,
+    p99: result.latency.p99,
+    non2xx: result.non2xx + result.errors + result.timeouts,
+  }
+}
+
+async function minimalServer(sample: unknown): Promise<{ url: string; close(): Promise<void> }> {
+  const app = Fastify({ logger: false })
+  app.post('/jobs', async (request, reply) => {
+    const body = request.body as { printer_id?: string }
+    return reply.code(201).send({ ...(sample as object), printer_id: body.printer_id })
+  })
+  const url = await app.listen({ host: '127.0.0.1', port: 0 })
+  return { url: `${url}/jobs`, close: () => app.close() }
+}
+
+export async function benchApiCreateJobs(): Promise<void> {
+  const cloud = await startTestCloud({
+    env: {
+      RATE_LIMIT_PER_IP: '1000000000',
+      RATE_LIMIT_PER_ACCOUNT: '1000000000',
+      PRINT_QUEUE_CAPACITY: '10000000',
+    },
+  })
+  const account = cloud.createAccount()
+  const body = JSON.stringify({
+    document_base64: ESCPOS_RECEIPT.toString('base64'),
+    document_format: 'raw',
+    document_raw_language: 'escpos',
+    printer_id: account.receiptPrinterId,
+  })
+  const base = await cloud.app.listen({ host: '127.0.0.1', port: 0 })
+  const headers = { authorization: `Bearer ${account.token()}` }
+  const sample = await (
+    await fetch(`${base}/api/v1/print-jobs/from-base64`, {
+      method: 'POST',
+      headers: { ...headers, 'content-type': 'application/json' },
+      body,
+    })
+  ).json()
+  const minimal = await minimalServer(sample)
+  try {
+    console.log(
+      `\nfrom-base64 job creation (${DURATION_SECONDS} s per run, ESC/POS payload ${ESCPOS_RECEIPT.length} bytes)`,
+    )
+    console.log(
+      'connections | jobs/s  | p50 ms | p99 ms | minimal route req/s | p50 | p99 | ratio (api/minimal)',
+    )
+    for (const connections of CONNECTIONS) {
+      const api = await load(`${base}/api/v1/print-jobs/from-base64`, connections, headers, body)
+      const bare = await load(minimal.url, connections, {}, body)
+      const ratio = api.rps / bare.rps
+      console.log(
+        `${String(connections).padStart(11)} | ${api.rps.toFixed(0).padStart(7)} | ${String(api.p50).padStart(6)} | ${String(api.p99).padStart(6)} | ${bare.rps.toFixed(0).padStart(19)} | ${String(bare.p50).padStart(3)} | ${String(bare.p99).padStart(3)} | ${ratio.toFixed(3)}`,
+      )
+      if (api.non2xx > 0 || bare.non2xx > 0)
+        console.log(`  warning: ${api.non2xx} api and ${bare.non2xx} minimal requests failed`)
+    }
+  } finally {
+    await minimal.close()
+    await cloud.close()
+  }
+}

@@ -1,0 +1,147 @@
+import type { FastifyInstance } from 'fastify'
+import { buildApp } from '../../cloud/app.ts'
+import { generateSecret, hashSecret } from '../../cloud/auth/secrets.ts'
+import { type CloudConfig, loadConfig } from '../../cloud/config.ts'
+import type { PdfInspector } from '../../cloud/documents/intake.ts'
+import { createPdfInspector } from '../../cloud/documents/pdf-inspection.ts'
+import type { SafeFetchOptions } from '../../cloud/fetch/safe-fetch.ts'
+import { createBlobStore } from '../../cloud/storage/blob-store.ts'
+import { openStorage, type Storage } from '../../cloud/storage/storage.ts'
+import type { Scope } from '../../protocol/enums.ts'
+import type { PrinterCapabilities } from '../../protocol/printer.ts'
+import { tempDir } from '../helpers/temp-dir.ts'
+
+export const ALL_SCOPES: Scope[] = ['printers:read', 'documents:write', 'print_jobs:write', 'print_jobs:read']
+
+export const RECEIPT_PRINTER: PrinterCapabilities = {
+  document_formats: ['raw', 'pdf'],
+  raw_languages: ['escpos'],
+  dpi: [203],
+  media_width_mm: { min: 58, max: 80 },
+  media_height_mm: null,
+  color: false,
+  duplex: false,
+}
+
+export const LABEL_PRINTER: PrinterCapabilities = {
+  document_formats: ['raw', 'pdf'],
+  raw_languages: ['zpl', 'tspl', 'cpcl'],
+  dpi: [203, 300],
+  media_width_mm: { min: 25, max: 104 },
+  media_height_mm: { min: 10, max: 300 },
+  color: false,
+  duplex: false,
+}
+
+export interface TestAccount {
+  accountId: string
+  clientId: string
+  clientSecret: string
+  agentId: string
+  receiptPrinterId: string
+  labelPrinterId: string
+  /** A bearer token with the given scopes (all by default), issued straight through storage. */
+  token(scopes?: Scope[]): string
+}
+
+export interface TestCloud {
+  app: FastifyInstance
+  storage: Storage
+  config: CloudConfig
+  dataDir: string
+  createAccount(name?: string): TestAccount
+  close(): Promise<void>
+}
+
+export interface TestCloudOptions {
+  env?: Record<string, string>
+  pdfInspector?: PdfInspector
+  fetchSeams?: Pick<SafeFetchOptions, 'resolve' | 'connect' | 'tlsCa'>
+}
+
+/** A cloud app on a fresh SQLite file in a temp dir, with quotas high enough not to get in a test's way. */
+export async function startTestCloud(options: TestCloudOptions = {}): Promise<TestCloud> {
+  const dir = tempDir('cloud-test-')
+  const config = loadConfig({
+    DATA_DIR: dir.path,
+    PUBLIC_URL: 'http://127.0.0.1:8080',
+    RATE_LIMIT_PER_IP: '100000',
+    RATE_LIMIT_PER_ACCOUNT: '100000',
+    ...options.env,
+  })
+  const storage = openStorage(config.dataDir)
+  const pdfInspector =
+    options.pdfInspector ??
+    createPdfInspector({
+      timeoutMs: config.inspectionTimeoutMs,
+      maxConcurrent: config.inspectionMaxConcurrent,
+      maxQueued: config.inspectionMaxQueued,
+    })
+  const app = await buildApp({
+    config,
+    storage,
+    blobs: createBlobStore(config.dataDir),
+    pdfInspector,
+    ...(options.fetchSeams && { fetchSeams: options.fetchSeams }),
+  })
+  await app.ready()
+  return {
+    app,
+    storage,
+    config,
+    dataDir: dir.path,
+    createAccount(name = 'Test shop') {
+      const account = storage.accounts.create(name)
+      const clientSecret = generateSecret('cs')
+      const client = storage.apiClients.create(account.account_id, hashSecret(clientSecret), ALL_SCOPES)
+      const agent = storage.agents.insert({
+        account_id: account.account_id,
+        name: 'Front desk hub',
+        online: true,
+      })
+      const receipt = storage.printers.insert({
+        account_id: account.account_id,
+        agent_id: agent.agent_id,
+        name: 'Receipts',
+        capabilities: RECEIPT_PRINTER,
+        online: true,
+      })
+      const label = storage.printers.insert({
+        account_id: account.account_id,
+        agent_id: agent.agent_id,
+        name: 'Labels',
+        capabilities: LABEL_PRINTER,
+      })
+      return {
+        accountId: account.account_id,
+        clientId: client.client_id,
+        clientSecret,
+        agentId: agent.agent_id,
+        receiptPrinterId: receipt.printer_id,
+        labelPrinterId: label.printer_id,
+        token(scopes = ALL_SCOPES) {
+          const token = generateSecret('pat')
+          storage.apiClients.storeToken(hashSecret(token), {
+            account_id: account.account_id,
+            client_id: client.client_id,
+            scopes,
+            expires_at: Date.now() + 3600_000,
+          })
+          return token
+        },
+      }
+    },
+    async close() {
+      await app.close()
+      storage.close()
+      dir.remove()
+    },
+  }
+}
+
+/** Base64 of a small ESC/POS receipt: ESC @, text, feed, partial cut (GS V 66 0). */
+export const ESCPOS_RECEIPT = Buffer.concat([
+  Buffer.from([0x1b, 0x40]),
+  Buffer.from('Thank you!\n', 'ascii'),
+  Buffer.from([0x1d, 0x56, 0x42, 0x00]),
+])

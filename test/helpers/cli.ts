@@ -1,0 +1,55 @@
+import { type ChildProcess, spawn, spawnSync } from 'node:child_process'
+import path from 'node:path'
+
+export const ROOT = path.resolve(import.meta.dirname, '../..')
+
+/** Runs one of the project's CLIs (`cloud/cli.ts`, ...) to completion, as `npm run -s cloud --` would. */
+export function runCli(script: string, args: string[], env: Record<string, string>) {
+  const result = spawnSync(process.execPath, ['--import', 'tsx', path.join(ROOT, script), ...args], {
+    cwd: ROOT,
+    env: { ...process.env, ...env },
+    encoding: 'utf8',
+    timeout: 60_000,
+  })
+  return { status: result.status, stdout: result.stdout, stderr: result.stderr }
+}
+
+/** Starts a CLI in the background; the caller must stop it. */
+export function spawnCli(script: string, args: string[], env: Record<string, string>): ChildProcess {
+  return spawn(process.execPath, ['--import', 'tsx', path.join(ROOT, script), ...args], {
+    cwd: ROOT,
+    env: { ...process.env, ...env },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  })
+}
+
+/** Resolves with the first stdout JSON line for which `match` holds. */
+export function waitForLogLine(child: ChildProcess, match: (line: Record<string, unknown>) => boolean) {
+  return new Promise<Record<string, unknown>>((resolve, reject) => {
+    let buffered = ''
+    const onData = (chunk: Buffer) => {
+      buffered += chunk.toString('utf8')
+      const lines = buffered.split('\n')
+      buffered = lines.pop() ?? ''
+      for (const line of lines) {
+        try {
+          const parsed = JSON.parse(line) as Record<string, unknown>
+          if (match(parsed)) {
+            child.stdout?.off('data', onData)
+            resolve(parsed)
+            return
+          }
+        } catch {
+          // not a log line
+        }
+      }
+    }
+    child.stdout?.on('data', onData)
+    child.once('exit', (code) => reject(new Error(`process exited with ${code} before the line appeared`)))
+  })
+}
+
+export function exitOf(child: ChildProcess): Promise<number | null> {
+  if (child.exitCode !== null) return Promise.resolve(child.exitCode)
+  return new Promise((resolve) => child.once('exit', (code) => resolve(code)))
+}

@@ -1,11 +1,10 @@
-import formbody from '@fastify/formbody'
 import multipart from '@fastify/multipart'
-import Fastify, { type FastifyBaseLogger, type FastifyInstance } from 'fastify'
+import Fastify, { type FastifyBaseLogger, type FastifyInstance, LogController } from 'fastify'
 import type { CloudConfig } from './config.ts'
 import { createDocumentIntake, type PdfInspector } from './documents/intake.ts'
 import type { SafeFetchOptions } from './fetch/safe-fetch.ts'
 import { authenticationPlugin } from './plugins/authentication.ts'
-import { errorHandlerPlugin } from './plugins/error-handler.ts'
+import { errorHandlerPlugin, sendError, toApiError } from './plugins/error-handler.ts'
 import { idempotencyPlugin } from './plugins/idempotency.ts'
 import { openapiPlugin } from './plugins/openapi.ts'
 import { rateLimitPlugin } from './plugins/rate-limit.ts'
@@ -37,12 +36,21 @@ export async function buildApp(deps: AppDependencies): Promise<FastifyInstance> 
     ...(deps.logger ? { loggerInstance: deps.logger } : { logger: false }),
     genReqId: requestIdFor,
     requestIdHeader: false,
-    requestIdLogLabel: 'request_id',
-    disableRequestLogging: false,
+    logController: new LogController({ requestIdLogLabel: 'request_id' }),
+    // Ids are uuids; a longer path segment must still reach the schema and get its 422, not a router 414.
+    routerOptions: { maxParamLength: 1000 },
     bodyLimit: 1024 * 1024,
     return503OnClosing: true,
+    // Errors Fastify meets before routing (a path with bad percent-encoding, ...) skip the hooks: answer them
+    // here with the same body and X-Request-Id.
+    frameworkErrors: (error, request, reply) => {
+      reply.header('x-request-id', request.id)
+      return sendError(reply, toApiError(error))
+    },
   })
   app.setValidatorCompiler(createValidatorCompiler())
+  // JSON endpoints take JSON only: a text/plain body is a 415, not a string that fails validation.
+  app.removeContentTypeParser('text/plain')
 
   await app.register(requestIdPlugin)
   await app.register(errorHandlerPlugin)
@@ -59,7 +67,6 @@ export async function buildApp(deps: AppDependencies): Promise<FastifyInstance> 
   await app.register(authenticationPlugin, { storage })
   await app.register(idempotencyPlugin, { storage, ttlHours: config.idempotencyTtlHours })
   await app.register(openapiPlugin, { publicUrl: config.publicUrl })
-  await app.register(formbody)
   await app.register(multipart)
 
   const intake = createDocumentIntake({

@@ -7,20 +7,31 @@ interface FieldError {
   field: string
   message: string
   location: string | undefined
+  uninformative?: boolean
 }
 
-/** Turns Ajv errors into one entry per offending field, named by its path (`copies`, `margin_top_mm`). */
+/**
+ * Turns Ajv errors into one entry per offending field, named by its path (`copies`, `margin_top_mm`). A
+ * nullable field fails every branch of its `anyOf`; the entry keeps the message of the non-null branch.
+ */
 export function fieldErrors(error: FastifyError): FieldError[] {
   const context = error.validationContext
-  return (error.validation ?? []).map((v) => {
+  const byField = new Map<string, FieldError>()
+  for (const v of error.validation ?? []) {
     const params = v.params as Record<string, unknown>
     const extra = params.missingProperty ?? params.additionalProperty
     const pointer = v.instancePath.replace(/^\//, '').replaceAll('/', '.')
-    const field = [pointer, extra].filter((part) => part !== undefined && part !== '').join('.')
+    const path = [pointer, extra].filter((part) => part !== undefined && part !== '').join('.')
+    const field = path === '' ? (context ?? 'body') : path
+    const uninformative = v.keyword === 'anyOf' || (v.keyword === 'type' && params.type === 'null')
     const message =
       params.additionalProperty !== undefined ? 'is not a known field' : (v.message ?? 'is invalid')
-    return { field: field === '' ? (context ?? 'body') : field, message, location: context }
-  })
+    const known = byField.get(field)
+    if (!known || (known.uninformative && !uninformative)) {
+      byField.set(field, { field, message, location: context, uninformative })
+    }
+  }
+  return [...byField.values()].map(({ field, message, location }) => ({ field, message, location }))
 }
 
 /** Maps any error to the spec's error body. The only place that writes an error response. */

@@ -1,5 +1,5 @@
 import type { MultipartFile } from '@fastify/multipart'
-import type { FastifyInstance } from 'fastify'
+import type { FastifyPluginAsync } from 'fastify'
 import { Type } from 'typebox'
 import { Value } from 'typebox/value'
 import { Document } from '../../protocol/document.ts'
@@ -30,10 +30,10 @@ function invalidFields(fields: { field: string; message: string }[]): ApiError {
 }
 
 /** POST /api/v1/documents (documents:write): a multipart upload with one `file` part. */
-export async function documentRoutes(
-  app: FastifyInstance,
-  { intake, maxDocumentBytes }: { intake: DocumentIntake; maxDocumentBytes: number },
-) {
+export const documentRoutes: FastifyPluginAsync<{
+  intake: DocumentIntake
+  maxDocumentBytes: number
+}> = async (app, { intake, maxDocumentBytes }) => {
   app.post(
     '/api/v1/documents',
     {
@@ -57,19 +57,26 @@ export async function documentRoutes(
       const fields: Partial<Record<FieldName, string>> = {}
       const problems: { field: string; message: string }[] = []
       let file: { bytes: Buffer; filename: string } | null = null
-      for await (const part of request.parts({
-        limits: { fileSize: maxDocumentBytes, files: 1, fields: 8 },
-      })) {
-        if (part.type === 'file') {
-          if (part.fieldname !== 'file')
-            problems.push({ field: part.fieldname, message: 'is not a known field' })
-          file = { bytes: await readFile(part, maxDocumentBytes), filename: part.filename }
-        } else if (part.fieldname in FIELD_SCHEMAS) {
-          const name = part.fieldname as FieldName
-          if (typeof part.value !== 'string' || !Value.Check(FIELD_SCHEMAS[name], part.value)) {
-            problems.push({ field: name, message: `must be one of ${FIELD_SCHEMAS[name].enum.join(', ')}` })
-          } else fields[name] = part.value
-        } else problems.push({ field: part.fieldname, message: 'is not a known field' })
+      try {
+        for await (const part of request.parts({
+          limits: { fileSize: maxDocumentBytes, files: 1, fields: 8 },
+        })) {
+          if (part.type === 'file') {
+            if (part.fieldname !== 'file')
+              problems.push({ field: part.fieldname, message: 'is not a known field' })
+            file = { bytes: await readFile(part, maxDocumentBytes), filename: part.filename }
+          } else if (part.fieldname in FIELD_SCHEMAS) {
+            const name = part.fieldname as FieldName
+            if (typeof part.value !== 'string' || !Value.Check(FIELD_SCHEMAS[name], part.value)) {
+              problems.push({ field: name, message: `must be one of ${FIELD_SCHEMAS[name].enum.join(', ')}` })
+            } else fields[name] = part.value
+          } else problems.push({ field: part.fieldname, message: 'is not a known field' })
+        }
+      } catch (error) {
+        if (error instanceof ApiError || (error as { statusCode?: number }).statusCode !== undefined)
+          throw error
+        // busboy's own parse errors ("Unexpected end of form", "Malformed part header") carry no status.
+        throw new ApiError('invalid_request', 'The multipart body is malformed.')
       }
       if (!file) problems.push({ field: 'file', message: 'is required' })
       if (problems.length > 0 || !file) throw invalidFields(problems)

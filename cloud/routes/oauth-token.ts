@@ -1,4 +1,5 @@
-import type { FastifyInstance, FastifyRequest } from 'fastify'
+import formbody from '@fastify/formbody'
+import type { FastifyPluginAsync, FastifyRequest } from 'fastify'
 import { SCOPES, type Scope } from '../../protocol/enums.ts'
 import { ErrorBody } from '../../protocol/errors.ts'
 import { TokenRequest, TokenResponse } from '../../protocol/oauth.ts'
@@ -14,8 +15,10 @@ export interface OauthTokenOptions {
 interface ClientCredentials {
   clientId: string
   clientSecret: string
-  viaBasic: boolean
 }
+
+/** RFC 6749 §5.2 and RFC 9110 §11.6.1: every 401 names the scheme the client can authenticate with. */
+const BASIC_CHALLENGE = { 'www-authenticate': 'Basic realm="print-hub"' }
 
 const invalidRequest = (message: string) => new ApiError('invalid_request', message)
 
@@ -36,7 +39,6 @@ function clientCredentials(request: FastifyRequest, body: Record<string, unknown
       return {
         clientId: formDecode(decoded.slice(0, colon)),
         clientSecret: formDecode(decoded.slice(colon + 1)),
-        viaBasic: true,
       }
     } catch {
       throw invalidRequest('The Authorization header is not valid HTTP Basic.')
@@ -46,7 +48,7 @@ function clientCredentials(request: FastifyRequest, body: Record<string, unknown
   if (typeof body.client_id !== 'string' || typeof body.client_secret !== 'string') {
     throw invalidRequest('client_id and client_secret must each be given once.')
   }
-  return { clientId: body.client_id, clientSecret: body.client_secret, viaBasic: false }
+  return { clientId: body.client_id, clientSecret: body.client_secret }
 }
 
 /** RFC 6749 §3.3: a space-delimited list; each value must be one the client was granted. */
@@ -67,10 +69,12 @@ function grantedScopes(requested: unknown, clientScopes: readonly Scope[]): Scop
 }
 
 /** POST /oauth/token — OAuth 2.0 client credentials grant (RFC 6749 §4.4) for account API clients. */
-export async function oauthTokenRoutes(
-  app: FastifyInstance,
-  { storage, accessTokenTtlSeconds }: OauthTokenOptions,
-) {
+export const oauthTokenRoutes: FastifyPluginAsync<OauthTokenOptions> = async (
+  app,
+  { storage, accessTokenTtlSeconds },
+) => {
+  // RFC 6749 §4.4.2: the token request is form-encoded; only this route parses such bodies.
+  await app.register(formbody)
   app.post(
     '/oauth/token',
     {
@@ -97,17 +101,14 @@ export async function oauthTokenRoutes(
       await app.tokenFailures.check(request, credentials?.clientId ?? null)
       if (credentials === null) {
         await app.tokenFailures.record(request, null)
-        throw new ApiError('invalid_client', 'Client authentication is required.')
+        throw new ApiError('invalid_client', 'Client authentication is required.', undefined, BASIC_CHALLENGE)
       }
       const client = storage.apiClients.findById(credentials.clientId)
       // Hash and compare even for an unknown client, so both failures take the same time.
       const matches = secretMatches(credentials.clientSecret, client?.secret_hash ?? hashSecret(''))
       if (!client || !matches) {
         await app.tokenFailures.record(request, credentials.clientId)
-        const headers: Record<string, string> = credentials.viaBasic
-          ? { 'www-authenticate': 'Basic realm="print-hub"' }
-          : {}
-        throw new ApiError('invalid_client', 'Client authentication failed.', undefined, headers)
+        throw new ApiError('invalid_client', 'Client authentication failed.', undefined, BASIC_CHALLENGE)
       }
       if (body.grant_type === undefined) throw invalidRequest('grant_type is required.')
       if (body.grant_type !== 'client_credentials') {

@@ -1,5 +1,5 @@
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox'
-import type { FastifyInstance } from 'fastify'
+import type { FastifyPluginAsync } from 'fastify'
 import { Type } from 'typebox'
 import { ErrorBody } from '../../protocol/errors.ts'
 import { Page } from '../../protocol/pagination.ts'
@@ -58,7 +58,7 @@ const optionsOf = <T extends Record<string, unknown>>(body: T) => {
 }
 
 /** The print-job endpoints of the spec (Endpoints → Print jobs). */
-export async function printJobRoutes(app: FastifyInstance, opts: PrintJobRoutesOptions) {
+export const printJobRoutes: FastifyPluginAsync<PrintJobRoutesOptions> = async (app, opts) => {
   const { storage, intake, submitter, fetchOptions, maxDocumentBytes } = opts
   const api = app.withTypeProvider<TypeBoxTypeProvider>()
   const writeConfig = { scopes: ['print_jobs:write' as const], idempotent: true }

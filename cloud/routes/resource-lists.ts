@@ -1,4 +1,4 @@
-import type { FastifyInstance } from 'fastify'
+import type { FastifyPluginAsync } from 'fastify'
 import { Agent } from '../../protocol/agent.ts'
 import { ErrorBody } from '../../protocol/errors.ts'
 import { ListQuery, Page } from '../../protocol/pagination.ts'
@@ -8,7 +8,7 @@ import type { Storage } from '../storage/storage.ts'
 import { unknownCursor } from './list-errors.ts'
 
 /** GET /api/v1/agents and GET /api/v1/printers (scope printers:read): the account's hubs and printers. */
-export async function resourceListRoutes(app: FastifyInstance, { storage }: { storage: Storage }) {
+export const resourceListRoutes: FastifyPluginAsync<{ storage: Storage }> = async (app, { storage }) => {
   app.get(
     '/api/v1/agents',
     {

@@ -94,10 +94,13 @@ export function createPrintJobRepository(db: SqliteDatabase): PrintJobRepository
   const seqOf = db.prepare<[string, string], { seq: number }>(
     'SELECT seq FROM print_jobs WHERE account_id = ? AND print_job_id = ?',
   )
-  const pageQuery = db.prepare<[string, number, string | null, string | null, number], JobRow>(
-    `${SELECT_JOB} WHERE j.account_id = ? AND j.seq < ?
-       AND (?3 IS NULL OR j.status = ?3) AND (?4 IS NULL OR j.printer_id = ?4)
-     ORDER BY j.seq DESC LIMIT ?5`,
+  const pageQuery = db.prepare<
+    [{ account: string; before: number; status: string | null; printer: string | null; limit: number }],
+    JobRow
+  >(
+    `${SELECT_JOB} WHERE j.account_id = @account AND j.seq < @before
+       AND (@status IS NULL OR j.status = @status) AND (@printer IS NULL OR j.printer_id = @printer)
+     ORDER BY j.seq DESC LIMIT @limit`,
   )
   const insertWithinCapacity = db.transaction((accountId: string, job: PrintJob, capacity: number) => {
     if ((countUnfinished.get(accountId)?.n ?? 0) >= capacity) return false
@@ -128,7 +131,13 @@ export function createPrintJobRepository(db: SqliteDatabase): PrintJobRepository
       return pageAfter(
         cursor === undefined ? Number.MAX_SAFE_INTEGER : seqOf.get(accountId, cursor)?.seq,
         (before) =>
-          pageQuery.all(accountId, before, filter.status ?? null, filter.printer_id ?? null, limit + 1),
+          pageQuery.all({
+            account: accountId,
+            before,
+            status: filter.status ?? null,
+            printer: filter.printer_id ?? null,
+            limit: limit + 1,
+          }),
         limit,
         toJob,
         (job) => job.print_job_id,

@@ -119,7 +119,7 @@ describe('cloud CLI', () => {
         body: new URLSearchParams({ grant_type: 'client_credentials', client_id, client_secret }),
       })
       expect(tokenRes.status).toBe(200)
-      const { access_token } = await tokenRes.json()
+      const { access_token } = (await tokenRes.json()) as { access_token: string }
 
       // An upload whose body is still arriving when SIGTERM comes must still be answered.
       const boundary = 'b0undary'

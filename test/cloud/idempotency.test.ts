@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { openStorage } from '../../cloud/storage/storage.ts'
+import type { PrintJob } from '../../protocol/print-job.ts'
 import { tempDir } from '../helpers/temp-dir.ts'
 import { ESCPOS_RECEIPT, startTestCloud, type TestAccount, type TestCloud } from './test-cloud.ts'
 
@@ -32,6 +33,7 @@ describe('Idempotency-Key over real HTTP', () => {
       },
       body: JSON.stringify(payload),
     })
+  const jobOf = async (res: Response) => (await res.json()) as PrintJob
   const jobCount = (who: TestAccount = account) =>
     cloud.storage.printJobs.list(who.accountId, 100, undefined, {})?.data.length ?? 0
 
@@ -47,9 +49,10 @@ describe('Idempotency-Key over real HTTP', () => {
   })
 
   it('treats the same fields in another order as the same request', async () => {
-    const first = await create('order-1002', { printer_id: account.receiptPrinterId, ...body() })
-    const retry = await create('order-1002', { ...body(), printer_id: account.receiptPrinterId })
-    expect((await retry.json()).print_job_id).toBe((await first.json()).print_job_id)
+    const { printer_id, ...rest } = body()
+    const first = await create('order-1002', { printer_id, ...rest })
+    const retry = await create('order-1002', { ...rest, printer_id })
+    expect((await jobOf(retry)).print_job_id).toBe((await jobOf(first)).print_job_id)
   })
 
   it('answers 409 when the key is reused with a different request', async () => {
@@ -65,7 +68,7 @@ describe('Idempotency-Key over real HTTP', () => {
     const b = await create('shared-key', body({ printer_id: other.receiptPrinterId }), other)
     expect(a.status).toBe(201)
     expect(b.status).toBe(201)
-    expect((await a.json()).print_job_id).not.toBe((await b.json()).print_job_id)
+    expect((await jobOf(a)).print_job_id).not.toBe((await jobOf(b)).print_job_id)
     const upload = await cloud.app.inject({
       method: 'POST',
       url: '/api/v1/print-jobs',
@@ -79,7 +82,7 @@ describe('Idempotency-Key over real HTTP', () => {
     const before = jobCount()
     const answers = await Promise.all(Array.from({ length: 16 }, () => create('concurrent-key', body())))
     expect(answers.map((r) => r.status)).toEqual(Array(16).fill(201))
-    const ids = new Set(await Promise.all(answers.map(async (r) => (await r.json()).print_job_id)))
+    const ids = new Set(await Promise.all(answers.map(async (r) => (await jobOf(r)).print_job_id)))
     expect(ids.size).toBe(1)
     expect(jobCount()).toBe(before + 1)
   })
@@ -87,7 +90,7 @@ describe('Idempotency-Key over real HTTP', () => {
   it('refuses a key over 128 characters with 422 and takes one of 128', async () => {
     const long = await create('k'.repeat(129), body())
     expect(long.status).toBe(422)
-    expect((await long.json()).details.fields).toEqual([
+    expect(((await long.json()) as { details: { fields: unknown[] } }).details.fields).toEqual([
       { field: 'idempotency-key', message: 'must NOT have more than 128 characters', location: 'headers' },
     ])
     expect((await create('k'.repeat(128), body())).status).toBe(201)

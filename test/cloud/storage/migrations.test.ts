@@ -1,13 +1,16 @@
 import path from 'node:path'
 import Database from 'better-sqlite3'
-import { afterEach, describe, expect, it } from 'vitest'
+import { afterEach, beforeEach, describe, expect, it } from 'vitest'
 import { openDatabase, schemaVersion } from '../../../cloud/storage/database.ts'
 import { MIGRATIONS } from '../../../cloud/storage/migrations.ts'
 import { openStorage } from '../../../cloud/storage/storage.ts'
 import { tempDir } from '../../helpers/temp-dir.ts'
 
 describe('SQLite storage', () => {
-  const dir = tempDir()
+  let dir = tempDir()
+  beforeEach(() => {
+    dir = tempDir()
+  })
   afterEach(() => dir.remove())
 
   it('creates a WAL database at the newest schema version', () => {

@@ -1,0 +1,175 @@
+import { afterEach, describe, expect, it } from 'vitest'
+import { startTestCloud, type TestCloud } from '../test-cloud.ts'
+import { bearer, expectFetchedError, expectRateLimitHeaders, listen } from './api-helpers.ts'
+
+// Quotas over real HTTP (spec: Errors → 429 headers): per account on authenticated routes, per address on
+// every route. Small quotas come from the configuration, as an operator would set them.
+
+let cloud: TestCloud | undefined
+afterEach(async () => {
+  await cloud?.close()
+  cloud = undefined
+})
+
+async function start(env: Record<string, string>) {
+  cloud = await startTestCloud({ env })
+  return { cloud, base: await listen(cloud.app) }
+}
+
+const headerOf = (res: Response) => (name: string) => res.headers.get(name)
+
+describe('per-account quota', () => {
+  it('the 6th authenticated request of an account gets 429 with the five headers and the error body', async () => {
+    const { cloud, base } = await start({ RATE_LIMIT_PER_ACCOUNT: '5', RATE_LIMIT_WINDOW_SECONDS: '60' })
+    const shop = cloud.createAccount()
+    const token = shop.token()
+    const remaining: (string | null)[] = []
+    for (let i = 1; i <= 5; i++) {
+      const res = await fetch(`${base}/api/v1/printers`, { headers: bearer(token) })
+      expect(res.status, `request ${i}`).toBe(200)
+      expect(res.headers.get('x-ratelimit-limit')).toBe('5')
+      remaining.push(res.headers.get('x-ratelimit-remaining'))
+      await res.body?.cancel()
+    }
+    expect(remaining).toEqual(['4', '3', '2', '1', '0'])
+
+    const limited = await fetch(`${base}/api/v1/printers`, { headers: bearer(token) })
+    expectRateLimitHeaders(headerOf(limited), 5, 'account', 60)
+    expect(limited.headers.get('x-request-id')).toMatch(/\S/)
+    await expectFetchedError(limited, 'rate_limited', {
+      scope: 'account',
+      limit: 5,
+      retry_after_seconds: Number(limited.headers.get('retry-after')),
+    })
+  })
+
+  it('counts every authenticated route of the account, and every token of it, against one quota', async () => {
+    const { cloud, base } = await start({ RATE_LIMIT_PER_ACCOUNT: '5', RATE_LIMIT_WINDOW_SECONDS: '60' })
+    const shop = cloud.createAccount()
+    const urls = [
+      '/api/v1/printers',
+      '/api/v1/agents',
+      '/api/v1/print-jobs',
+      '/api/v1/printers',
+      '/api/v1/agents',
+    ]
+    for (const url of urls) {
+      const res = await fetch(`${base}${url}`, { headers: bearer(shop.token()) })
+      expect(res.status, url).toBe(200)
+      await res.body?.cancel()
+    }
+    const limited = await fetch(`${base}/api/v1/print-jobs`, { headers: bearer(shop.token()) })
+    expectRateLimitHeaders(headerOf(limited), 5, 'account', 60)
+    await expectFetchedError(limited, 'rate_limited', {
+      scope: 'account',
+      limit: 5,
+      retry_after_seconds: Number(limited.headers.get('retry-after')),
+    })
+  })
+
+  it('another account is not affected when one account is limited', async () => {
+    const { cloud, base } = await start({ RATE_LIMIT_PER_ACCOUNT: '5', RATE_LIMIT_WINDOW_SECONDS: '60' })
+    const first = cloud.createAccount('First')
+    const second = cloud.createAccount('Second')
+    const token = first.token()
+    for (let i = 0; i < 6; i++) {
+      const res = await fetch(`${base}/api/v1/agents`, { headers: bearer(token) })
+      await res.body?.cancel()
+    }
+    const limited = await fetch(`${base}/api/v1/agents`, { headers: bearer(token) })
+    expect(limited.status).toBe(429)
+    await limited.body?.cancel()
+
+    const other = await fetch(`${base}/api/v1/agents`, { headers: bearer(second.token()) })
+    expect(other.status).toBe(200)
+    expect(other.headers.get('x-ratelimit-limit')).toBe('5')
+    expect(other.headers.get('x-ratelimit-remaining')).toBe('4')
+    const body = (await other.json()) as { data: { agent_id: string }[] }
+    expect(body.data.map((a) => a.agent_id)).toEqual([second.agentId])
+  })
+
+  it('unauthenticated requests do not use up an account quota', async () => {
+    const { cloud, base } = await start({ RATE_LIMIT_PER_ACCOUNT: '5', RATE_LIMIT_WINDOW_SECONDS: '60' })
+    const shop = cloud.createAccount()
+    for (let i = 0; i < 10; i++) {
+      const res = await fetch(`${base}/api/v1/printers`)
+      expect(res.status).toBe(401)
+      await res.body?.cancel()
+    }
+    const res = await fetch(`${base}/api/v1/printers`, { headers: bearer(shop.token()) })
+    expect(res.status).toBe(200)
+    expect(res.headers.get('x-ratelimit-remaining')).toBe('4')
+    await res.body?.cancel()
+  })
+})
+
+describe('per-address quota', () => {
+  it('applies to unknown routes (404): the 4th of 3 allowed gets 429 with scope ip', async () => {
+    const { base } = await start({ RATE_LIMIT_PER_IP: '3', RATE_LIMIT_WINDOW_SECONDS: '60' })
+    const remaining: (string | null)[] = []
+    for (let i = 1; i <= 3; i++) {
+      const res = await fetch(`${base}/no/such/route`)
+      expect(res.status, `request ${i}`).toBe(404)
+      expect(res.headers.get('x-ratelimit-limit')).toBe('3')
+      remaining.push(res.headers.get('x-ratelimit-remaining'))
+      await expectFetchedError(res, 'not_found')
+    }
+    expect(remaining).toEqual(['2', '1', '0'])
+    const limited = await fetch(`${base}/no/such/route`)
+    expectRateLimitHeaders(headerOf(limited), 3, 'ip', 60)
+    expect(limited.headers.get('x-request-id')).toMatch(/\S/)
+    await expectFetchedError(limited, 'rate_limited', {
+      scope: 'ip',
+      limit: 3,
+      retry_after_seconds: Number(limited.headers.get('retry-after')),
+    })
+  })
+
+  it('applies to /openapi.json, counted together with every other route of the address', async () => {
+    const { base } = await start({ RATE_LIMIT_PER_IP: '3', RATE_LIMIT_WINDOW_SECONDS: '60' })
+    for (const url of ['/openapi.json', '/no/such/route', '/api/v1/printers']) {
+      const res = await fetch(`${base}${url}`)
+      expect(res.status).not.toBe(429)
+      await res.body?.cancel()
+    }
+    const limited = await fetch(`${base}/openapi.json`)
+    expectRateLimitHeaders(headerOf(limited), 3, 'ip', 60)
+    await expectFetchedError(limited, 'rate_limited', {
+      scope: 'ip',
+      limit: 3,
+      retry_after_seconds: Number(limited.headers.get('retry-after')),
+    })
+  })
+
+  it('applies to authenticated requests, and to /oauth/token, before the credentials are looked at', async () => {
+    const { cloud, base } = await start({ RATE_LIMIT_PER_IP: '2', RATE_LIMIT_WINDOW_SECONDS: '60' })
+    const shop = cloud.createAccount()
+    for (let i = 0; i < 2; i++) {
+      const res = await fetch(`${base}/api/v1/printers`, { headers: bearer(shop.token()) })
+      expect(res.status).toBe(200)
+      await res.body?.cancel()
+    }
+    const api = await fetch(`${base}/api/v1/printers`, { headers: bearer(shop.token()) })
+    expectRateLimitHeaders(headerOf(api), 2, 'ip', 60)
+    await expectFetchedError(api, 'rate_limited', {
+      scope: 'ip',
+      limit: 2,
+      retry_after_seconds: Number(api.headers.get('retry-after')),
+    })
+    const token = await fetch(`${base}/oauth/token`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/x-www-form-urlencoded' },
+      body: new URLSearchParams({
+        grant_type: 'client_credentials',
+        client_id: shop.clientId,
+        client_secret: shop.clientSecret,
+      }).toString(),
+    })
+    expectRateLimitHeaders(headerOf(token), 2, 'ip', 60)
+    await expectFetchedError(token, 'rate_limited', {
+      scope: 'ip',
+      limit: 2,
+      retry_after_seconds: Number(token.headers.get('retry-after')),
+    })
+  })
+})

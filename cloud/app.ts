@@ -1,7 +1,8 @@
 import multipart from '@fastify/multipart'
 import Fastify, { type FastifyBaseLogger, type FastifyInstance, LogController } from 'fastify'
 import type { CloudConfig } from './config.ts'
-import { createDocumentIntake, type PdfInspector } from './documents/intake.ts'
+import { createDocumentIntake } from './documents/intake.ts'
+import type { PdfInspector } from './documents/pdf-inspection.ts'
 import type { SafeFetchOptions } from './fetch/safe-fetch.ts'
 import { authenticationPlugin } from './plugins/authentication.ts'
 import { errorHandlerPlugin, sendError, toApiError } from './plugins/error-handler.ts'
@@ -49,6 +50,7 @@ export async function buildApp(deps: AppDependencies): Promise<FastifyInstance> 
     },
   })
   app.setValidatorCompiler(createValidatorCompiler())
+  app.addHook('onClose', async () => pdfInspector.close())
   // JSON endpoints take JSON only: a text/plain body is a 415, not a string that fails validation.
   app.removeContentTypeParser('text/plain')
 

@@ -4,12 +4,9 @@ import type { DocumentFormat, RawLanguage } from '../../protocol/enums.ts'
 import { ApiError } from '../errors.ts'
 import type { BlobStore } from '../storage/blob-store.ts'
 import type { Storage } from '../storage/storage.ts'
+import type { PdfInspector } from './pdf-inspection.ts'
 import { inspectRaw } from './raw-inspection/index.ts'
 import { resolveDocumentType } from './sniff.ts'
-
-export interface PdfInspector {
-  inspect(filePath: string): Promise<{ pages: number }>
-}
 
 export interface DeclaredDocument {
   format?: DocumentFormat | null
@@ -25,7 +22,7 @@ export interface DocumentIntake {
 export interface DocumentIntakeOptions {
   storage: Storage
   blobs: BlobStore
-  pdfInspector: PdfInspector
+  pdfInspector: Pick<PdfInspector, 'inspect'>
   maxDocumentBytes: number
 }
 
@@ -51,21 +48,28 @@ export function createDocumentIntake({
       }
       const type = resolveDocumentType(bytes, { format: declared.format, rawLanguage: declared.rawLanguage })
       if (type.format === 'raw' && type.rawLanguage) inspectRaw(bytes, type.rawLanguage)
-      const staged = await blobs.stage(bytes)
-      try {
-        if (type.format === 'pdf') await pdfInspector.inspect(staged.tempPath)
-        await blobs.keep(staged)
-      } catch (error) {
-        await blobs.discard(staged)
-        throw error
+      let sha256: string
+      if (type.format === 'pdf') {
+        // Ghostscript reads a file: stage the bytes, inspect them, and keep them only if they pass.
+        const staged = await blobs.stage(bytes)
+        try {
+          await pdfInspector.inspect(staged.tempPath)
+          await blobs.keep(staged)
+        } catch (error) {
+          await blobs.discard(staged)
+          throw error
+        }
+        sha256 = staged.sha256
+      } else {
+        sha256 = await blobs.put(bytes)
       }
       const document: Document = {
         document_id: randomUUID(),
         document_mime_type: type.mimeType,
         document_format: type.format,
         document_raw_language: type.rawLanguage,
-        size_bytes: staged.size,
-        sha256: staged.sha256,
+        size_bytes: bytes.length,
+        sha256,
         filename: declared.filename ?? null,
         created_at: new Date().toISOString(),
       }

@@ -11,40 +11,60 @@ export interface StagedBlob {
 
 /**
  * Document bytes on disk, addressed by their SHA-256 (`documents/ab/cd/<sha256>`), so the same bytes are
- * kept once however many documents name them. Bytes are staged in a temporary file, inspected, then kept
- * with an atomic rename or discarded.
+ * kept once however many documents name them. Bytes that must be inspected as a file are staged in a
+ * temporary file first, then kept with an atomic rename or discarded; others are kept at once.
  */
 export interface BlobStore {
   stage(bytes: Buffer): Promise<StagedBlob>
   keep(staged: StagedBlob): Promise<void>
   discard(staged: StagedBlob): Promise<void>
+  /** Keeps bytes that need no file-based inspection; returns their SHA-256. */
+  put(bytes: Buffer): Promise<string>
   pathOf(sha256: string): string
+}
+
+export function sha256Of(bytes: Buffer): string {
+  return createHash('sha256').update(bytes).digest('hex')
 }
 
 export function createBlobStore(dataDir: string): BlobStore {
   const root = path.join(dataDir, 'documents')
   const staging = path.join(dataDir, 'tmp')
   const pathOf = (sha256: string) => path.join(root, sha256.slice(0, 2), sha256.slice(2, 4), sha256)
+  const madeDirs = new Set<string>()
+  const ensureDir = async (dir: string, mode?: number) => {
+    if (madeDirs.has(dir)) return
+    await mkdir(dir, { recursive: true, ...(mode !== undefined && { mode }) })
+    madeDirs.add(dir)
+  }
+  const stage = async (bytes: Buffer, sha256 = sha256Of(bytes)): Promise<StagedBlob> => {
+    await ensureDir(staging, 0o700)
+    const tempPath = path.join(staging, `${randomUUID()}.part`)
+    await writeFile(tempPath, bytes, { mode: 0o600 })
+    return { tempPath, sha256, size: bytes.length }
+  }
+  const alreadyKept = async (sha256: string, size: number) =>
+    (await stat(pathOf(sha256)).catch(() => null))?.size === size
+  const keep = async (staged: StagedBlob) => {
+    if (await alreadyKept(staged.sha256, staged.size)) {
+      await rm(staged.tempPath, { force: true })
+      return
+    }
+    const target = pathOf(staged.sha256)
+    await ensureDir(path.dirname(target))
+    await rename(staged.tempPath, target)
+  }
   return {
     pathOf,
-    async stage(bytes) {
-      await mkdir(staging, { recursive: true, mode: 0o700 })
-      const tempPath = path.join(staging, `${randomUUID()}.part`)
-      await writeFile(tempPath, bytes, { mode: 0o600 })
-      return { tempPath, sha256: createHash('sha256').update(bytes).digest('hex'), size: bytes.length }
-    },
-    async keep(staged) {
-      const target = pathOf(staged.sha256)
-      const existing = await stat(target).catch(() => null)
-      if (existing?.size === staged.size) {
-        await rm(staged.tempPath, { force: true })
-        return
-      }
-      await mkdir(path.dirname(target), { recursive: true })
-      await rename(staged.tempPath, target)
-    },
+    stage,
+    keep,
     async discard(staged) {
       await rm(staged.tempPath, { force: true })
+    },
+    async put(bytes) {
+      const sha256 = sha256Of(bytes)
+      if (!(await alreadyKept(sha256, bytes.length))) await keep(await stage(bytes, sha256))
+      return sha256
     },
   }
 }

@@ -81,8 +81,10 @@ const SELECT_JOB = `SELECT j.*, d.mime_type, d.format, d.raw_language
   FROM print_jobs j JOIN documents d ON d.document_id = j.document_id`
 
 export function createPrintJobRepository(db: SqliteDatabase): PrintJobRepository {
-  const countUnfinished = db.prepare<[string], { n: number }>(
-    `SELECT count(*) AS n FROM print_jobs WHERE account_id = ? AND status IN ('pending', 'reserved', 'printing')`,
+  // Counts at most `capacity` rows, so the check costs the same however long the queue grows.
+  const countUnfinished = db.prepare<[string, number], { n: number }>(
+    `SELECT count(*) AS n FROM (SELECT 1 FROM print_jobs
+       WHERE account_id = ? AND status IN ('pending', 'reserved', 'printing') LIMIT ?)`,
   )
   const insert = db.prepare(
     `INSERT INTO print_jobs (print_job_id, account_id, document_id, printer_id, status, options, created_at,
@@ -103,7 +105,7 @@ export function createPrintJobRepository(db: SqliteDatabase): PrintJobRepository
      ORDER BY j.seq DESC LIMIT @limit`,
   )
   const insertWithinCapacity = db.transaction((accountId: string, job: PrintJob, capacity: number) => {
-    if ((countUnfinished.get(accountId)?.n ?? 0) >= capacity) return false
+    if ((countUnfinished.get(accountId, capacity)?.n ?? 0) >= capacity) return false
     const options = Object.fromEntries(OPTION_KEYS.map((key) => [key, job[key]]))
     insert.run(
       job.print_job_id,

@@ -31,6 +31,8 @@ async function load(
     duration: DURATION_SECONDS,
     headers: { 'content-type': 'application/json', ...headers },
     body,
+    // The load comes from a worker thread, so it does not share the server's event loop.
+    workers: 1,
   })
   return {
     rps: result.requests.average,

@@ -235,7 +235,7 @@ describe('X-Request-Id in the logs', () => {
       config,
       storage,
       blobs: createBlobStore(config.dataDir),
-      pdfInspector: { inspect: async () => ({ pages: 1 }) },
+      pdfInspector: { inspect: async () => ({ pages: 1 }), close: () => {} },
       logger,
     })
     await app.ready()

@@ -150,7 +150,7 @@ describe('PDF inspection with Ghostscript', () => {
   it('answers 503 queue_full past maxConcurrent running and maxQueued waiting, then serves the queue', async () => {
     const slow = await file('slow-queue.pdf', slowPdf())
     const quick = await file('quick-queue.pdf', handWrittenPdf(['0 0 m 1 1 l S']))
-    const busy = inspector({ timeoutMs: 400, maxConcurrent: 1, maxQueued: 1 })
+    const busy = inspector({ timeoutMs: 1500, maxConcurrent: 1, maxQueued: 1 })
     const running = refusal(busy.inspect(slow))
     const queued = busy.inspect(quick)
     const error = await refusal(busy.inspect(quick))
@@ -159,7 +159,7 @@ describe('PDF inspection with Ghostscript', () => {
       'inspection_unavailable',
       'queue_full',
     ])
-    expect(error.headers['Retry-After']).toBe('1')
+    expect(error.headers['Retry-After']).toBe('2')
     expect((await running).details?.reason).toBe('timeout')
     expect(await queued).toEqual({ pages: 1 })
   })

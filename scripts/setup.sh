@@ -18,4 +18,7 @@ if [ "${#missing[@]}" -gt 0 ]; then
   $sudo apt-get install -y -qq --no-install-recommends "${missing[@]}"
 fi
 
-npm ci --no-fund --no-audit
+# `npm install`, not `npm ci`: the registry reachable here serves only the Linux builds of Biome's optional
+# platform packages, so the lock file cannot list the others and `npm ci` would refuse it. `npm install`
+# still installs exactly the versions in package-lock.json.
+npm install --no-fund --no-audit

@@ -2,7 +2,7 @@ import multipart from '@fastify/multipart'
 import Fastify, { type FastifyBaseLogger, type FastifyInstance, LogController } from 'fastify'
 import type { CloudConfig } from './config.ts'
 import { createDocumentIntake } from './documents/intake.ts'
-import type { PdfInspector } from './documents/pdf-inspection.ts'
+import { createPdfInspector, type PdfInspector } from './documents/pdf-inspection.ts'
 import type { SafeFetchOptions } from './fetch/safe-fetch.ts'
 import { authenticationPlugin } from './plugins/authentication.ts'
 import { errorHandlerPlugin, sendError, toApiError } from './plugins/error-handler.ts'
@@ -23,7 +23,8 @@ export interface AppDependencies {
   config: CloudConfig
   storage: Storage
   blobs: BlobStore
-  pdfInspector: PdfInspector
+  /** Built from the configuration unless given (tests pass one with a broken Ghostscript path). */
+  pdfInspector?: PdfInspector
   /** Seams for tests (resolver, connector, CA); the address checks of the URL fetcher always run. */
   fetchSeams?: Pick<SafeFetchOptions, 'resolve' | 'connect' | 'tlsCa'>
   /** A pino logger; none in tests. */
@@ -32,7 +33,14 @@ export interface AppDependencies {
 
 /** Builds the cloud's HTTP API. The server file listens; tests call this and `inject` or listen on port 0. */
 export async function buildApp(deps: AppDependencies): Promise<FastifyInstance> {
-  const { config, storage, blobs, pdfInspector } = deps
+  const { config, storage, blobs } = deps
+  const pdfInspector =
+    deps.pdfInspector ??
+    createPdfInspector({
+      timeoutMs: config.inspectionTimeoutMs,
+      maxConcurrent: config.inspectionMaxConcurrent,
+      maxQueued: config.inspectionMaxQueued,
+    })
   const app = Fastify({
     ...(deps.logger ? { loggerInstance: deps.logger } : { logger: false }),
     genReqId: requestIdFor,

@@ -4,7 +4,6 @@ import { type Logger, pino } from 'pino'
 import { buildApp } from './app.ts'
 import { type EmbeddedBroker, startBroker } from './broker/broker.ts'
 import type { CloudConfig } from './config.ts'
-import { createPdfInspector } from './documents/pdf-inspection.ts'
 import { createBlobStore } from './storage/blob-store.ts'
 import { DATABASE_FILE, openStorage } from './storage/storage.ts'
 
@@ -28,16 +27,10 @@ export async function startCloud(
   logger: Logger = createLogger(config),
 ): Promise<RunningCloud> {
   const storage = openStorage(config.dataDir)
-  const pdfInspector = createPdfInspector({
-    timeoutMs: config.inspectionTimeoutMs,
-    maxConcurrent: config.inspectionMaxConcurrent,
-    maxQueued: config.inspectionMaxQueued,
-  })
   const app = await buildApp({
     config,
     storage,
     blobs: createBlobStore(config.dataDir),
-    pdfInspector,
     logger,
   })
   let broker: EmbeddedBroker | undefined

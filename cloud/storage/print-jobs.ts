@@ -1,6 +1,6 @@
 import type { PrintJobStatus } from '../../protocol/enums.ts'
 import type { PageOf } from '../../protocol/pagination.ts'
-import type { PrintJob, ResolvedPrintOptions } from '../../protocol/print-job.ts'
+import { PRINT_OPTION_DEFAULTS, type PrintJob, type ResolvedPrintOptions } from '../../protocol/print-job.ts'
 import type { SqliteDatabase } from './database.ts'
 import { pageAfter } from './paging.ts'
 
@@ -40,23 +40,7 @@ interface JobRow {
   raw_language: PrintJob['document_raw_language']
 }
 
-const OPTION_KEYS = [
-  'copies',
-  'intent',
-  'color_mode',
-  'duplex_mode',
-  'media_width_mm',
-  'media_height_mm',
-  'dpi',
-  'scale_mode',
-  'orientation',
-  'offset_x_mm',
-  'offset_y_mm',
-  'margin_top_mm',
-  'margin_right_mm',
-  'margin_bottom_mm',
-  'margin_left_mm',
-] as const satisfies readonly (keyof ResolvedPrintOptions)[]
+const OPTION_KEYS = Object.keys(PRINT_OPTION_DEFAULTS) as (keyof ResolvedPrintOptions)[]
 
 const toJob = (row: JobRow): PrintJob => {
   const options = JSON.parse(row.options) as ResolvedPrintOptions

@@ -2,7 +2,7 @@ import type { FastifyInstance } from 'fastify'
 import { buildApp } from '../../cloud/app.ts'
 import { generateSecret, hashSecret } from '../../cloud/auth/secrets.ts'
 import { type CloudConfig, loadConfig } from '../../cloud/config.ts'
-import { createPdfInspector, type PdfInspector } from '../../cloud/documents/pdf-inspection.ts'
+import type { PdfInspector } from '../../cloud/documents/pdf-inspection.ts'
 import type { SafeFetchOptions } from '../../cloud/fetch/safe-fetch.ts'
 import { createBlobStore } from '../../cloud/storage/blob-store.ts'
 import { openStorage, type Storage } from '../../cloud/storage/storage.ts'
@@ -69,18 +69,11 @@ export async function startTestCloud(options: TestCloudOptions = {}): Promise<Te
     ...options.env,
   })
   const storage = openStorage(config.dataDir)
-  const pdfInspector =
-    options.pdfInspector ??
-    createPdfInspector({
-      timeoutMs: config.inspectionTimeoutMs,
-      maxConcurrent: config.inspectionMaxConcurrent,
-      maxQueued: config.inspectionMaxQueued,
-    })
   const app = await buildApp({
     config,
     storage,
     blobs: createBlobStore(config.dataDir),
-    pdfInspector,
+    ...(options.pdfInspector && { pdfInspector: options.pdfInspector }),
     ...(options.fetchSeams && { fetchSeams: options.fetchSeams }),
   })
   await app.ready()

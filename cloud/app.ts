@@ -11,9 +11,10 @@ import { openapiPlugin } from './plugins/openapi.ts'
 import { rateLimitPlugin } from './plugins/rate-limit.ts'
 import { requestIdFor, requestIdPlugin } from './plugins/request-id.ts'
 import { createPrintJobSubmitter } from './print-jobs/submit.ts'
+import { agentApiRoutes } from './routes/agent-api.ts'
 import { documentRoutes } from './routes/documents.ts'
 import { oauthTokenRoutes } from './routes/oauth-token.ts'
-import { printJobRoutes } from './routes/print-jobs.ts'
+import { type JobEvents, printJobRoutes } from './routes/print-jobs.ts'
 import { resourceListRoutes } from './routes/resource-lists.ts'
 import type { BlobStore } from './storage/blob-store.ts'
 import type { Storage } from './storage/storage.ts'
@@ -27,9 +28,13 @@ export interface AppDependencies {
   pdfInspector?: PdfInspector
   /** Seams for tests (resolver, connector, CA); the address checks of the URL fetcher always run. */
   fetchSeams?: Pick<SafeFetchOptions, 'resolve' | 'connect' | 'tlsCa'>
+  /** Told of created and cancelled jobs (the dispatcher); nothing by default. */
+  jobEvents?: JobEvents
   /** A pino logger; none in tests. */
   logger?: FastifyBaseLogger
 }
+
+const NO_JOB_EVENTS: JobEvents = { jobCreated: async () => {}, jobCancelled: async () => {} }
 
 /** Builds the cloud's HTTP API. The server file listens; tests call this and `inject` or listen on port 0. */
 export async function buildApp(deps: AppDependencies): Promise<FastifyInstance> {
@@ -85,7 +90,10 @@ export async function buildApp(deps: AppDependencies): Promise<FastifyInstance> 
     pdfInspector,
     maxDocumentBytes: config.maxDocumentBytes,
   })
-  const submitter = createPrintJobSubmitter(storage, config.printQueueCapacity)
+  const jobEvents = deps.jobEvents ?? NO_JOB_EVENTS
+  const submitter = createPrintJobSubmitter(storage, config.printQueueCapacity, (job) =>
+    jobEvents.jobCreated(job),
+  )
   const fetchOptions: SafeFetchOptions = {
     maxBytes: config.maxDocumentBytes,
     connectTimeoutMs: config.fetchConnectTimeoutMs,
@@ -97,7 +105,14 @@ export async function buildApp(deps: AppDependencies): Promise<FastifyInstance> 
   await app.register(oauthTokenRoutes, { storage, accessTokenTtlSeconds: config.accessTokenTtlSeconds })
   await app.register(resourceListRoutes, { storage })
   await app.register(documentRoutes, { intake, maxDocumentBytes: config.maxDocumentBytes })
+  await app.register(agentApiRoutes, {
+    storage,
+    blobs,
+    mqttPublicUrl: config.mqttPublicUrl,
+    keepaliveSeconds: config.hubKeepaliveSeconds,
+  })
   await app.register(printJobRoutes, {
+    jobEvents,
     storage,
     intake,
     submitter,

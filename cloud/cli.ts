@@ -13,7 +13,9 @@ class UsageError extends Error {}
 
 const USAGE = `usage: cloud serve
        cloud account create --name NAME
-       cloud client create --account ACCOUNT_ID --scopes ${SCOPES.join(',')}`
+       cloud client create --account ACCOUNT_ID --scopes ${SCOPES.join(',')}
+       cloud enrollment create --account ACCOUNT_ID --name HUB_NAME
+       cloud enrollment revoke --id ENROLLMENT_ID`
 
 function option(values: Record<string, unknown>, name: string): string {
   const value = values[name]
@@ -79,12 +81,48 @@ function clientCreate(args: string[]): object {
   })
 }
 
+function enrollmentCreate(args: string[]): object {
+  const { values } = parseArgs({ args, options: { account: { type: 'string' }, name: { type: 'string' } } })
+  const accountId = option(values, 'account')
+  const name = option(values, 'name')
+  const config = loadConfig()
+  return withStorage((storage) => {
+    if (!storage.accounts.findById(accountId)) throw new UsageError(`no account ${accountId}`)
+    const token = generateSecret('enr')
+    const expiresAt = new Date(Date.now() + config.enrollmentTtlHours * 3600_000)
+    const enrollment = storage.enrollments.create(accountId, name, hashSecret(token), expiresAt)
+    return {
+      enrollment_id: enrollment.enrollment_id,
+      token,
+      expires_at: enrollment.expires_at,
+      state: enrollment.state,
+    }
+  })
+}
+
+function enrollmentRevoke(args: string[]): object {
+  const { values } = parseArgs({ args, options: { id: { type: 'string' } } })
+  const id = option(values, 'id')
+  return withStorage((storage) => {
+    const enrollment = storage.enrollments.findById(id)
+    if (!enrollment) throw new UsageError(`no enrollment ${id}`)
+    if (!storage.enrollments.revoke(id, new Date())) {
+      throw new UsageError(
+        `enrollment ${id} is ${enrollment.state}; only a pending enrollment can be revoked`,
+      )
+    }
+    return { enrollment_id: id, state: 'revoked' }
+  })
+}
+
 async function main(argv: string[]): Promise<void> {
   const [command, sub, ...rest] = argv
   if (command === 'serve') return serve()
   const commands: Record<string, (args: string[]) => object> = {
     'account create': accountCreate,
     'client create': clientCreate,
+    'enrollment create': enrollmentCreate,
+    'enrollment revoke': enrollmentRevoke,
   }
   const run = commands[`${command} ${sub}`]
   if (!run)

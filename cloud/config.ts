@@ -1,4 +1,4 @@
-import { mkdirSync, rmSync, writeFileSync } from 'node:fs'
+import { existsSync, mkdirSync, rmSync, writeFileSync } from 'node:fs'
 import path from 'node:path'
 
 /**
@@ -29,9 +29,16 @@ export interface CloudConfig {
   tokenFailureWindowSeconds: number
   tokenFailuresPerIp: number
   tokenFailuresPerClient: number
+  /** Where hubs reach the broker; derived from PUBLIC_URL's host and MQTT_PORT unless set. */
+  mqttPublicUrl: string
+  mqttTlsCertFile: string
+  mqttTlsKeyFile: string
+  hubKeepaliveSeconds: number
+  pendingJobExpirySeconds: number
+  enrollmentTtlHours: number
 }
 
-type Kind = 'string' | 'port' | 'int' | 'url' | 'dir' | 'level'
+type Kind = 'string' | 'port' | 'int' | 'url' | 'dir' | 'level' | 'optional-file'
 interface Setting {
   env: string
   kind: Kind
@@ -125,6 +132,23 @@ export const SETTINGS: Record<keyof CloudConfig, Setting> = {
     max: 1e6,
     default: () => '10',
   },
+  mqttTlsCertFile: { env: 'MQTT_TLS_CERT_FILE', kind: 'optional-file', default: () => '' },
+  mqttTlsKeyFile: { env: 'MQTT_TLS_KEY_FILE', kind: 'optional-file', default: () => '' },
+  mqttPublicUrl: {
+    env: 'MQTT_PUBLIC_URL',
+    kind: 'url',
+    default: (c) =>
+      `${c.mqttTlsCertFile ? 'mqtts' : 'mqtt'}://${new URL(c.publicUrl ?? 'http://localhost').hostname}:${c.mqttPort}`,
+  },
+  hubKeepaliveSeconds: { env: 'HUB_KEEPALIVE_SECONDS', kind: 'int', min: 1, max: 3600, default: () => '30' },
+  pendingJobExpirySeconds: {
+    env: 'PENDING_JOB_EXPIRY_SECONDS',
+    kind: 'int',
+    min: 1,
+    max: 30 * 86400,
+    default: () => '3600',
+  },
+  enrollmentTtlHours: { env: 'ENROLLMENT_TTL_HOURS', kind: 'int', min: 1, max: 24 * 90, default: () => '24' },
 }
 
 export class ConfigError extends Error {
@@ -159,15 +183,20 @@ function parseSetting(key: keyof CloudConfig, raw: string): string | number {
       return n
     }
     case 'url': {
+      const schemes = key === 'mqttPublicUrl' ? ['mqtt:', 'mqtts:'] : ['http:', 'https:']
+      const what = `an absolute ${schemes.map((s) => s.replace(':', '')).join(' or ')} URL`
       let url: URL
       try {
         url = new URL(raw)
       } catch {
-        return fail('must be an absolute http(s) URL')
+        return fail(`must be ${what}`)
       }
-      if (url.protocol !== 'http:' && url.protocol !== 'https:') fail('must be an absolute http(s) URL')
+      if (!schemes.includes(url.protocol)) fail(`must be ${what}`)
       return raw.replace(/\/+$/, '')
     }
+    case 'optional-file':
+      if (raw !== '' && !existsSync(raw)) fail('names no file')
+      return raw
     case 'level':
       if (!LEVELS.includes(raw)) fail(`must be one of ${LEVELS.join(', ')}`)
       return raw

@@ -1,15 +1,18 @@
+import { readFileSync } from 'node:fs'
 import path from 'node:path'
 import type { FastifyInstance } from 'fastify'
 import { type Logger, pino } from 'pino'
 import { buildApp } from './app.ts'
 import { type EmbeddedBroker, startBroker } from './broker/broker.ts'
 import type { CloudConfig } from './config.ts'
+import { Dispatcher } from './dispatch/dispatcher.ts'
 import { createBlobStore } from './storage/blob-store.ts'
 import { DATABASE_FILE, openStorage } from './storage/storage.ts'
 
 export interface RunningCloud {
   app: FastifyInstance
   broker: EmbeddedBroker
+  dispatcher: Dispatcher
   apiUrl: string
   /** Stops taking requests, lets in-flight ones finish, then closes the broker and the database. */
   close(): Promise<void>
@@ -18,58 +21,93 @@ export interface RunningCloud {
 export function createLogger(config: Pick<CloudConfig, 'logLevel'>): Logger {
   return pino({
     level: config.logLevel,
-    redact: ['req.headers.authorization', 'req.headers.cookie', 'client_secret', 'access_token', 'token'],
+    redact: [
+      'req.headers.authorization',
+      'req.headers.cookie',
+      'client_secret',
+      'access_token',
+      'token',
+      'credential',
+    ],
   })
 }
 
+/** Starts the whole cloud: storage, the embedded broker, the dispatcher and the HTTP API. */
 export async function startCloud(
   config: CloudConfig,
   logger: Logger = createLogger(config),
 ): Promise<RunningCloud> {
   const storage = openStorage(config.dataDir)
-  const app = await buildApp({
-    config,
-    storage,
-    blobs: createBlobStore(config.dataDir),
-    logger,
-  })
-  let broker: EmbeddedBroker | undefined
+  const cleanups: (() => Promise<void> | void)[] = [() => storage.close()]
+  const unwind = async () => {
+    for (const cleanup of cleanups.splice(0).reverse()) await cleanup()
+  }
   try {
-    await app.listen({ host: config.host, port: config.port })
-    broker = await startBroker({
+    // Sessions do not survive a restart of the embedded broker: every hub reconnects and says so.
+    storage.agents.markAllOffline()
+    const tls =
+      config.mqttTlsCertFile && config.mqttTlsKeyFile
+        ? { cert: readFileSync(config.mqttTlsCertFile), key: readFileSync(config.mqttTlsKeyFile) }
+        : undefined
+    const broker = await startBroker({
       host: config.host,
       port: config.mqttPort,
       logger: logger.child({ name: 'mqtt' }),
+      findAgentByCredential: (hash) => storage.agents.findByCredential(hash),
+      ...(tls && { tls }),
     })
+    cleanups.push(() => broker.close())
+    if (config.mqttPort === 0) {
+      // An ephemeral broker port (tests): tell hubs the port actually bound.
+      const url = new URL(config.mqttPublicUrl)
+      url.port = String(broker.port)
+      config = { ...config, mqttPublicUrl: url.toString().replace(/\/$/, '') }
+    }
+    const dispatcher = new Dispatcher({
+      storage,
+      bus: broker.bus,
+      logger: logger.child({ name: 'dispatch' }),
+      publicUrl: config.publicUrl,
+      pendingExpirySeconds: config.pendingJobExpirySeconds,
+    })
+    await dispatcher.start()
+    cleanups.push(() => dispatcher.stop())
+    const app = await buildApp({
+      config,
+      storage,
+      blobs: createBlobStore(config.dataDir),
+      logger,
+      jobEvents: dispatcher,
+    })
+    cleanups.push(() => app.close())
+    await app.listen({ host: config.host, port: config.port })
+    const address = app.server.address()
+    const port = typeof address === 'object' && address ? address.port : config.port
+    const apiUrl = `http://${config.host.includes(':') ? `[${config.host}]` : config.host}:${port}`
+    logger.info(
+      {
+        api: apiUrl,
+        public_url: config.publicUrl,
+        openapi: `${config.publicUrl}/openapi.json`,
+        mqtt: `${tls ? 'mqtts' : 'mqtt'}://${config.host}:${broker.port}`,
+        mqtt_public_url: config.mqttPublicUrl,
+        data_dir: config.dataDir,
+        database: path.join(config.dataDir, DATABASE_FILE),
+      },
+      'cloud ready',
+    )
+    return {
+      app,
+      broker,
+      dispatcher,
+      apiUrl,
+      async close() {
+        await unwind()
+        logger.info('cloud stopped')
+      },
+    }
   } catch (error) {
-    await app.close()
-    storage.close()
+    await unwind()
     throw error
-  }
-  const address = app.server.address()
-  const port = typeof address === 'object' && address ? address.port : config.port
-  const apiUrl = `http://${config.host.includes(':') ? `[${config.host}]` : config.host}:${port}`
-  logger.info(
-    {
-      api: apiUrl,
-      public_url: config.publicUrl,
-      openapi: `${config.publicUrl}/openapi.json`,
-      mqtt: `mqtt://${config.host}:${broker.port}`,
-      data_dir: config.dataDir,
-      database: path.join(config.dataDir, DATABASE_FILE),
-    },
-    'cloud ready',
-  )
-  const running = broker
-  return {
-    app,
-    broker: running,
-    apiUrl,
-    async close() {
-      await app.close()
-      await running.close()
-      storage.close()
-      logger.info('cloud stopped')
-    },
   }
 }

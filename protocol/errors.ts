@@ -60,6 +60,16 @@ export const ERROR_CODES = {
     error: 'invalid_token',
     description: 'The bearer token is missing, malformed, unknown or expired.',
   },
+  hub_credential_invalid: {
+    status: 401,
+    error: 'invalid_token',
+    description: "The hub's credential is missing or unknown (agent API).",
+  },
+  enrollment_token_invalid: {
+    status: 401,
+    error: 'invalid_grant',
+    description: 'No enrollment has this token.',
+  },
   insufficient_scope: {
     status: 403,
     error: 'insufficient_scope',
@@ -67,6 +77,11 @@ export const ERROR_CODES = {
   },
   not_found: { status: 404, error: 'not_found', description: 'No such route.' },
   print_job_not_found: { status: 404, error: 'not_found', description: 'No such print job in this account.' },
+  document_not_found: {
+    status: 404,
+    error: 'not_found',
+    description: 'No such document, or none this hub prints (agent API).',
+  },
   method_not_allowed: {
     status: 405,
     error: 'method_not_allowed',
@@ -82,6 +97,18 @@ export const ERROR_CODES = {
     error: 'conflict',
     description: 'A request with this Idempotency-Key is still being processed; retry shortly.',
   },
+  print_job_not_cancellable: {
+    status: 409,
+    error: 'conflict',
+    description: 'Only pending or reserved jobs can be cancelled; details.status gives the current status.',
+  },
+  enrollment_claimed: {
+    status: 409,
+    error: 'conflict',
+    description: 'The enrollment token was already used; tokens are single-use.',
+  },
+  enrollment_expired: { status: 409, error: 'conflict', description: 'The enrollment token has expired.' },
+  enrollment_revoked: { status: 409, error: 'conflict', description: 'The enrollment was revoked.' },
   print_queue_full: {
     status: 409,
     error: 'conflict',

@@ -1,5 +1,6 @@
 import { type Static, Type } from 'typebox'
 import { DocumentFormat, RawLanguage } from './enums.ts'
+import { PrinterHealth } from './printer-health.ts'
 
 const Uuid = Type.String({ format: 'uuid' })
 const DateTime = Type.String({ format: 'date-time' })
@@ -38,7 +39,10 @@ export const Printer = Type.Object(
     name: Type.String(),
     languages: Type.Array(RawLanguage, { description: 'raw printer languages it speaks' }),
     capabilities: PrinterCapabilities,
-    online: Type.Boolean({ description: 'its hub is connected and the printer answered recently' }),
+    online: Type.Boolean({ description: 'its hub is connected and reports the printer' }),
+    health: Type.Union([PrinterHealth, Type.Null()], {
+      description: "the printer's last reported state; null until its hub reports it",
+    }),
     last_seen_at: Type.Union([DateTime, Type.Null()]),
     created_at: DateTime,
   },

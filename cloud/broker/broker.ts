@@ -1,30 +1,43 @@
 import { createServer, type Server } from 'node:net'
+import { createServer as createTlsServer } from 'node:tls'
 import { Aedes } from 'aedes'
 import type { Logger } from 'pino'
+import type { AgentIdentity } from '../storage/agents.ts'
+import { createBrokerPolicy } from './broker-policy.ts'
+import { createEmbeddedHubBus, type HubBus } from './hub-bus.ts'
+
+export interface BrokerOptions {
+  host: string
+  port: number
+  logger: Logger
+  findAgentByCredential(credentialHash: Buffer): AgentIdentity | undefined
+  /** PEM certificate and key: MQTT over TLS on the same port instead of plain TCP. */
+  tls?: { cert: Buffer; key: Buffer }
+}
 
 export interface EmbeddedBroker {
   port: number
+  bus: HubBus
+  /** Connected hubs' agent ids (an embedded broker knows; an external one would not be asked). */
+  connectedClients(): number
   close(): Promise<void>
 }
 
 /**
- * The embedded MQTT broker (aedes) hubs connect to. Until hub enrollment issues credentials, it is
- * deny-by-default: every CONNECT is refused with return code 5, "not authorized" (MQTT 3.1.1 §3.2.2.3).
- * TCP_NODELAY on accepted sockets (STACK-NOTES: Nagle plus delayed ACKs costs ~88 ms per QoS 1 round trip);
- * a listen backlog of 4096 absorbs reconnect storms.
+ * The embedded MQTT broker (aedes) hubs connect to, with the policy of broker-policy.ts. TCP_NODELAY on
+ * accepted sockets (STACK-NOTES: Nagle plus delayed ACKs costs ~88 ms per QoS 1 round trip); a listen
+ * backlog of 4096 absorbs reconnect storms; a socket error never takes the broker down.
  */
-export async function startBroker(options: {
-  host: string
-  port: number
-  logger: Logger
-}): Promise<EmbeddedBroker> {
-  const broker = await Aedes.createBroker({
-    authenticate: (client, _username, _password, done) => {
-      options.logger.warn({ client_id: client.id }, 'mqtt connect refused: no hub credentials are issued yet')
-      done(Object.assign(new Error('not authorized'), { returnCode: 5 as const }), false)
-    },
-  })
-  const server: Server = createServer({ noDelay: true }, broker.handle)
+export async function startBroker(options: BrokerOptions): Promise<EmbeddedBroker> {
+  const { logger } = options
+  const broker = await Aedes.createBroker(createBrokerPolicy(options))
+  broker.on('clientError', (client, error) =>
+    logger.debug({ client_id: client.id, err: error }, 'mqtt client error'),
+  )
+  broker.on('connectionError', (_client, error) => logger.debug({ err: error }, 'mqtt connection error'))
+  const server: Server = options.tls
+    ? createTlsServer({ ...options.tls, noDelay: true } as never, broker.handle)
+    : createServer({ noDelay: true }, broker.handle)
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject)
     server.listen({ host: options.host, port: options.port, backlog: 4096 }, () => {
@@ -32,11 +45,13 @@ export async function startBroker(options: {
       resolve()
     })
   })
-  server.on('error', (error) => options.logger.error({ err: error }, 'mqtt listener error'))
+  server.on('error', (error) => logger.error({ err: error }, 'mqtt listener error'))
   const address = server.address()
   const port = typeof address === 'object' && address ? address.port : options.port
   return {
     port,
+    bus: createEmbeddedHubBus(broker, logger),
+    connectedClients: () => broker.connectedClients,
     close: () =>
       new Promise<void>((resolve) => {
         broker.close(() => server.close(() => resolve()))

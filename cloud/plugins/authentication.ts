@@ -3,6 +3,7 @@ import fp from 'fastify-plugin'
 import type { Scope } from '../../protocol/enums.ts'
 import { hashSecret } from '../auth/secrets.ts'
 import { ApiError } from '../errors.ts'
+import type { AgentIdentity } from '../storage/agents.ts'
 import type { Storage } from '../storage/storage.ts'
 
 export interface AuthContext {
@@ -14,10 +15,13 @@ export interface AuthContext {
 declare module 'fastify' {
   interface FastifyRequest {
     auth: AuthContext | null
+    hub: AgentIdentity | null
   }
   interface FastifyContextConfig {
     /** Bearer scopes the route needs (all of them); a route without it takes no bearer token. */
     scopes?: Scope[]
+    /** The route is for hubs: the bearer is a hub credential (agent API). */
+    hubAuth?: boolean
   }
 }
 
@@ -50,6 +54,18 @@ export function authenticate(storage: Storage, request: FastifyRequest, now = Da
   return { accountId: token.account_id, clientId: token.client_id, scopes: token.scopes }
 }
 
+/** Agent API: `Authorization: Bearer <hub credential>`, looked up by its SHA-256. */
+export function authenticateHub(storage: Storage, request: FastifyRequest): AgentIdentity {
+  const match = BEARER.exec(request.headers.authorization ?? '')
+  const agent = match?.[1] ? storage.agents.findByCredential(hashSecret(match[1])) : undefined
+  if (!agent) {
+    throw new ApiError('hub_credential_invalid', 'A valid hub credential is required.', undefined, {
+      'www-authenticate': `Bearer ${REALM}`,
+    })
+  }
+  return agent
+}
+
 export function requireScopes(auth: AuthContext, required: readonly Scope[]): void {
   const missing = required.filter((scope) => !auth.scopes.includes(scope))
   if (missing.length === 0) return
@@ -65,7 +81,12 @@ export function requireScopes(auth: AuthContext, required: readonly Scope[]): vo
 export const authenticationPlugin = fp<{ storage: Storage }>(
   async (app, { storage }) => {
     app.decorateRequest('auth', null)
+    app.decorateRequest('hub', null)
     app.addHook('onRequest', async (request: FastifyRequest, _reply: FastifyReply) => {
+      if (request.routeOptions.config.hubAuth) {
+        request.hub = authenticateHub(storage, request)
+        return
+      }
       const required = request.routeOptions.config.scopes
       if (required === undefined) return
       const auth = authenticate(storage, request)
@@ -75,6 +96,12 @@ export const authenticationPlugin = fp<{ storage: Storage }>(
   },
   { name: 'authentication', dependencies: ['request-id', 'rate-limit'] },
 )
+
+/** The authenticated hub of an agent API route. */
+export function hubOf(request: FastifyRequest): AgentIdentity {
+  if (!request.hub) throw new Error('route is not a hub route')
+  return request.hub
+}
 
 /** The authenticated caller of a route that declared scopes. */
 export function authOf(request: FastifyRequest): AuthContext {

@@ -30,10 +30,15 @@ export interface PrintJobSubmitter {
   /** The account's printer, or a 422 naming printer_id (another account's printer is not disclosed). */
   printerFor(accountId: string, printerId: string): Printer
   documentFor(accountId: string, documentId: string): Document
-  submit(accountId: string, printer: Printer, document: Document, options: PrintOptions): PrintJob
+  /** Inserts the pending job, then tells its hub (through `onCreated`). */
+  submit(accountId: string, printer: Printer, document: Document, options: PrintOptions): Promise<PrintJob>
 }
 
-export function createPrintJobSubmitter(storage: Storage, queueCapacity: number): PrintJobSubmitter {
+export function createPrintJobSubmitter(
+  storage: Storage,
+  queueCapacity: number,
+  onCreated: (job: PrintJob) => Promise<void>,
+): PrintJobSubmitter {
   return {
     printerFor(accountId, printerId) {
       return (
@@ -47,7 +52,7 @@ export function createPrintJobSubmitter(storage: Storage, queueCapacity: number)
         throwError(unknownReference('document_id', 'document'))
       )
     },
-    submit(accountId, printer, document, requested) {
+    async submit(accountId, printer, document, requested) {
       const options = resolveOptions(requested)
       checkPrintRoute(printer, document, options)
       const job: PrintJob = {
@@ -74,6 +79,7 @@ export function createPrintJobSubmitter(storage: Storage, queueCapacity: number)
           },
         )
       }
+      await onCreated(job)
       return job
     },
   }

@@ -20,7 +20,14 @@ import type { PrintJobSubmitter } from '../print-jobs/submit.ts'
 import type { Storage } from '../storage/storage.ts'
 import { unknownCursor } from './list-errors.ts'
 
+/** What the rest of the cloud hears about jobs (the dispatcher tells hubs); nothing by default. */
+export interface JobEvents {
+  jobCreated(job: PrintJob): Promise<void>
+  jobCancelled(printJobId: string): Promise<void>
+}
+
 export interface PrintJobRoutesOptions {
+  jobEvents: JobEvents
   storage: Storage
   intake: DocumentIntake
   submitter: PrintJobSubmitter
@@ -59,7 +66,7 @@ const optionsOf = <T extends Record<string, unknown>>(body: T) => {
 
 /** The print-job endpoints of the spec (Endpoints → Print jobs). */
 export const printJobRoutes: FastifyPluginAsync<PrintJobRoutesOptions> = async (app, opts) => {
-  const { storage, intake, submitter, fetchOptions, maxDocumentBytes } = opts
+  const { storage, intake, submitter, fetchOptions, maxDocumentBytes, jobEvents } = opts
   const api = app.withTypeProvider<TypeBoxTypeProvider>()
   const writeConfig = { scopes: ['print_jobs:write' as const], idempotent: true }
   const documentConfig = {
@@ -85,7 +92,7 @@ export const printJobRoutes: FastifyPluginAsync<PrintJobRoutesOptions> = async (
       const { accountId } = authOf(request)
       const printer = submitter.printerFor(accountId, request.body.printer_id)
       const document = submitter.documentFor(accountId, request.body.document_id)
-      const job = submitter.submit(accountId, printer, document, optionsOf(request.body))
+      const job = await submitter.submit(accountId, printer, document, optionsOf(request.body))
       return reply.code(201).send(job)
     },
   )
@@ -114,7 +121,7 @@ export const printJobRoutes: FastifyPluginAsync<PrintJobRoutesOptions> = async (
         rawLanguage: body.document_raw_language,
         filename: body.document_filename ?? fetched.filename,
       })
-      return reply.code(201).send(submitter.submit(accountId, printer, document, optionsOf(body)))
+      return reply.code(201).send(await submitter.submit(accountId, printer, document, optionsOf(body)))
     },
   )
 
@@ -143,7 +150,7 @@ export const printJobRoutes: FastifyPluginAsync<PrintJobRoutesOptions> = async (
         rawLanguage: body.document_raw_language,
         filename: body.document_filename,
       })
-      return reply.code(201).send(submitter.submit(accountId, printer, document, optionsOf(body)))
+      return reply.code(201).send(await submitter.submit(accountId, printer, document, optionsOf(body)))
     },
   )
 
@@ -165,6 +172,38 @@ export const printJobRoutes: FastifyPluginAsync<PrintJobRoutesOptions> = async (
       const job = storage.printJobs.findById(authOf(request).accountId, request.params.printJobId)
       if (!job) throw new ApiError('print_job_not_found', 'No such print job.')
       return job
+    },
+  )
+
+  api.post(
+    '/api/v1/print-jobs/:printJobId/cancel',
+    {
+      config: { scopes: ['print_jobs:write'] },
+      schema: {
+        operationId: 'cancelPrintJob',
+        tags: ['Print jobs'],
+        summary: 'Cancel a job that has not started printing (pending or reserved)',
+        security,
+        params: PrintJobIdParams,
+        response: { 200: PrintJob, '4xx': ErrorBody },
+      },
+    },
+    async (request) => {
+      const { accountId } = authOf(request)
+      const { printJobId } = request.params
+      const job = storage.printJobs.findById(accountId, printJobId)
+      if (!job) throw new ApiError('print_job_not_found', 'No such print job.')
+      const now = new Date().toISOString()
+      if (
+        !storage.printJobs.transition(printJobId, ['pending', 'reserved'], 'cancelled', { completed_at: now })
+      ) {
+        const current = storage.printJobs.findById(accountId, printJobId)
+        throw new ApiError('print_job_not_cancellable', `A ${current?.status} job cannot be cancelled.`, {
+          status: current?.status,
+        })
+      }
+      await jobEvents.jobCancelled(printJobId)
+      return storage.printJobs.findById(accountId, printJobId)
     },
   )
 

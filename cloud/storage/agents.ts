@@ -13,8 +13,25 @@ export interface NewAgent {
   version?: string | null
 }
 
+export interface AgentIdentity {
+  agent_id: string
+  account_id: string
+}
+
 export interface AgentRepository {
   insert(agent: NewAgent): Agent
+  findByCredential(credentialHash: Buffer): AgentIdentity | undefined
+  findById(agentId: string): (Agent & { account_id: string }) | undefined
+  /** The hub connected with this MQTT session. */
+  markOnline(agentId: string, sessionId: string, at: string): void
+  /**
+   * The hub's session ended. Only the current session may take the hub offline: the last will of an old
+   * connection that arrives after the hub reconnected changes nothing. Returns whether it went offline.
+   */
+  markOffline(agentId: string, sessionId: string | null, at: string): boolean
+  /** After a restart of the embedded broker every session is gone. */
+  markAllOffline(): void
+  setReportedVersion(agentId: string, version: string, at: string): void
   /** Newest first. `cursor` is the id of the last agent of the previous page; unknown → undefined. */
   list(accountId: string, limit: number, cursor?: string): PageOf<Agent> | undefined
 }
@@ -48,7 +65,36 @@ export function createAgentRepository(db: SqliteDatabase): AgentRepository {
   const page = db.prepare<[string, number, number], AgentRow>(
     'SELECT * FROM agents WHERE account_id = ? AND seq < ? ORDER BY seq DESC LIMIT ?',
   )
+  const byCredential = db.prepare<[Buffer], AgentIdentity>(
+    'SELECT agent_id, account_id FROM agents WHERE credential_hash = ?',
+  )
+  const byId = db.prepare<[string], AgentRow & { account_id: string }>(
+    'SELECT * FROM agents WHERE agent_id = ?',
+  )
+  const online = db.prepare(
+    'UPDATE agents SET online = 1, session_id = ?, last_seen_at = ? WHERE agent_id = ?',
+  )
+  const offline = db.prepare(
+    'UPDATE agents SET online = 0, last_seen_at = ? WHERE agent_id = ? AND (? IS NULL OR session_id = ?)',
+  )
+  const allOffline = db.prepare('UPDATE agents SET online = 0 WHERE online = 1')
+  const version = db.prepare('UPDATE agents SET version = ?, last_seen_at = ? WHERE agent_id = ?')
   return {
+    findByCredential: (credentialHash) => byCredential.get(credentialHash),
+    findById(agentId) {
+      const row = byId.get(agentId)
+      return row && { ...toAgent(row), account_id: row.account_id }
+    },
+    markOnline(agentId, sessionId, at) {
+      online.run(sessionId, at, agentId)
+    },
+    markOffline: (agentId, sessionId, at) => offline.run(at, agentId, sessionId, sessionId).changes === 1,
+    markAllOffline() {
+      allOffline.run()
+    },
+    setReportedVersion(agentId, reported, at) {
+      version.run(reported, at, agentId)
+    },
     insert(agent) {
       const row = {
         agent_id: agent.agent_id ?? randomUUID(),

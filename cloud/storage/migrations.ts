@@ -113,4 +113,34 @@ export const MIGRATIONS: readonly Migration[] = [
       CREATE INDEX idempotency_keys_by_expiry ON idempotency_keys(expires_at);
     `,
   },
+  {
+    version: 4,
+    name: 'hub enrollment, hub credentials, printers reported by hubs',
+    sql: `
+      CREATE TABLE enrollments (
+        seq INTEGER PRIMARY KEY AUTOINCREMENT,
+        enrollment_id TEXT NOT NULL UNIQUE,
+        account_id TEXT NOT NULL REFERENCES accounts(account_id),
+        name TEXT NOT NULL,
+        token_hash BLOB NOT NULL UNIQUE,
+        state TEXT NOT NULL,
+        created_at TEXT NOT NULL,
+        expires_at TEXT NOT NULL,
+        claimed_at TEXT,
+        revoked_at TEXT,
+        agent_id TEXT REFERENCES agents(agent_id)
+      );
+      CREATE INDEX enrollments_by_account ON enrollments(account_id, seq);
+      ALTER TABLE agents ADD COLUMN credential_hash BLOB;
+      ALTER TABLE agents ADD COLUMN hostname TEXT;
+      ALTER TABLE agents ADD COLUMN session_id TEXT;
+      CREATE UNIQUE INDEX agents_by_credential ON agents(credential_hash) WHERE credential_hash IS NOT NULL;
+      ALTER TABLE printers ADD COLUMN printer_key TEXT;
+      ALTER TABLE printers ADD COLUMN uri TEXT;
+      ALTER TABLE printers ADD COLUMN health TEXT;
+      CREATE INDEX printers_by_agent ON printers(agent_id);
+      CREATE INDEX print_jobs_by_status_created ON print_jobs(status, created_at);
+      CREATE INDEX print_jobs_by_printer_status ON print_jobs(printer_id, status, seq);
+    `,
+  },
 ]

@@ -9,7 +9,41 @@ export interface PrintJobFilter {
   printer_id?: string
 }
 
+/** A job with what its hub needs to print it. */
+export interface DispatchableJob extends PrintJob {
+  account_id: string
+  agent_id: string
+  printer_key: string | null
+  sha256: string
+  size_bytes: number
+}
+
+export interface StatusChange {
+  reserved_at?: string
+  started_at?: string
+  completed_at?: string
+  failure_reason?: string
+}
+
 export interface PrintJobRepository {
+  /** A job of any account, with its hub; for the dispatcher, never for account clients. */
+  dispatchable(printJobId: string): DispatchableJob | undefined
+  /** The agent's jobs that are still pending or reserved, oldest first (what a reconnecting hub is offered). */
+  unfinishedForAgent(agentId: string): DispatchableJob[]
+  /**
+   * Moves a job to `to` only if its status is one of `from`, recording the timestamps once. Returns false
+   * (changing nothing) for a stale or repeated change.
+   */
+  transition(
+    printJobId: string,
+    from: readonly PrintJobStatus[],
+    to: PrintJobStatus,
+    change: StatusChange,
+  ): boolean
+  /** Fails every job still pending since before `cutoff` with `expired`; returns their ids. */
+  expirePending(cutoff: string, at: string): string[]
+  /** Whether the agent prints a job of this document (it may then download it). */
+  agentMayRead(agentId: string, documentId: string): boolean
   /**
    * Inserts a pending job unless the account already has `capacity` unfinished jobs; the count and the
    * insert are one transaction. Returns false when the queue is full.
@@ -106,7 +140,79 @@ export function createPrintJobRepository(db: SqliteDatabase): PrintJobRepository
     )
     return true
   })
+  const DISPATCH = `SELECT j.*, d.mime_type, d.format, d.raw_language, d.sha256, d.size_bytes, p.agent_id,
+      p.printer_key FROM print_jobs j JOIN documents d ON d.document_id = j.document_id
+      JOIN printers p ON p.printer_id = j.printer_id`
+  type DispatchRow = JobRow & {
+    account_id: string
+    agent_id: string
+    printer_key: string | null
+    sha256: string
+    size_bytes: number
+  }
+  const toDispatchable = (row: DispatchRow): DispatchableJob => ({
+    ...toJob(row),
+    account_id: row.account_id,
+    agent_id: row.agent_id,
+    printer_key: row.printer_key,
+    sha256: row.sha256,
+    size_bytes: row.size_bytes,
+  })
+  const dispatchable = db.prepare<[string], DispatchRow>(`${DISPATCH} WHERE j.print_job_id = ?`)
+  const unfinished = db.prepare<[string], DispatchRow>(
+    `${DISPATCH} WHERE p.agent_id = ? AND j.status IN ('pending', 'reserved') ORDER BY j.seq`,
+  )
+  const expiring = db.prepare<[string], { print_job_id: string }>(
+    `SELECT print_job_id FROM print_jobs WHERE status = 'pending' AND created_at < ?`,
+  )
+  const expire = db.prepare(
+    `UPDATE print_jobs SET status = 'failed', completed_at = ?, failure_reason = 'expired'
+     WHERE print_job_id = ? AND status = 'pending'`,
+  )
+  const mayRead = db.prepare<[string, string], { one: number }>(
+    `SELECT 1 AS one FROM print_jobs j JOIN printers p ON p.printer_id = j.printer_id
+     WHERE p.agent_id = ? AND j.document_id = ? LIMIT 1`,
+  )
+  const statusOf = db.prepare<[string], { status: PrintJobStatus }>(
+    'SELECT status FROM print_jobs WHERE print_job_id = ?',
+  )
+  const update = db.prepare(
+    `UPDATE print_jobs SET status = @to, reserved_at = coalesce(reserved_at, @reserved_at),
+       started_at = coalesce(started_at, @started_at), completed_at = coalesce(completed_at, @completed_at),
+       failure_reason = coalesce(failure_reason, @failure_reason)
+     WHERE print_job_id = @id AND status = @from`,
+  )
+  const transition = db.transaction(
+    (id: string, from: readonly PrintJobStatus[], to: PrintJobStatus, change: StatusChange) => {
+      const current = statusOf.get(id)?.status
+      if (current === undefined || !from.includes(current)) return false
+      return (
+        update.run({
+          id,
+          from: current,
+          to,
+          reserved_at: change.reserved_at ?? null,
+          started_at: change.started_at ?? null,
+          completed_at: change.completed_at ?? null,
+          failure_reason: change.failure_reason ?? null,
+        }).changes === 1
+      )
+    },
+  )
+  const expirePending = db.transaction((cutoff: string, at: string) => {
+    const ids = expiring.all(cutoff).map((r) => r.print_job_id)
+    for (const id of ids) expire.run(at, id)
+    return ids
+  })
   return {
+    dispatchable(printJobId) {
+      const row = dispatchable.get(printJobId)
+      return row && toDispatchable(row)
+    },
+    unfinishedForAgent: (agentId) => unfinished.all(agentId).map(toDispatchable),
+    transition: (id, from, to, change) => transition.immediate(id, from, to, change),
+    expirePending: (cutoff, at) => expirePending.immediate(cutoff, at),
+    agentMayRead: (agentId, documentId) => mayRead.get(agentId, documentId) !== undefined,
     insertWithinCapacity: (accountId, job, capacity) =>
       insertWithinCapacity.immediate(accountId, job, capacity),
     findById(accountId, printJobId) {

@@ -1,6 +1,9 @@
 import { randomUUID } from 'node:crypto'
+import type { HubPrinter } from '../../protocol/hub-messages.ts'
 import type { PageOf } from '../../protocol/pagination.ts'
 import type { Printer, PrinterCapabilities } from '../../protocol/printer.ts'
+import type { PrinterHealth } from '../../protocol/printer-health.ts'
+import { printerIdFor } from '../auth/stable-id.ts'
 import type { SqliteDatabase } from './database.ts'
 import { pageAfter } from './paging.ts'
 
@@ -14,13 +17,28 @@ export interface NewPrinter {
   last_seen_at?: string | null
 }
 
+export interface PrinterLocation {
+  printer_id: string
+  account_id: string
+  agent_id: string
+  printer_key: string | null
+}
+
 export interface PrinterRepository {
   insert(printer: NewPrinter): Printer
+  /**
+   * Makes the agent's printers what its hub reports: each reported printer is created or updated (its id
+   * derived from agent and key) and marked online; the agent's other printers go offline.
+   */
+  syncFromHub(accountId: string, agentId: string, printers: HubPrinter[], at: string): void
+  setAgentPrintersOffline(agentId: string, at: string): void
+  locate(printerId: string): PrinterLocation | undefined
   findById(accountId: string, printerId: string): Printer | undefined
   list(accountId: string, limit: number, cursor?: string): PageOf<Printer> | undefined
 }
 
 interface PrinterRow {
+  health?: string | null
   printer_id: string
   agent_id: string
   name: string
@@ -39,6 +57,7 @@ const toPrinter = (row: PrinterRow): Printer => {
     languages: capabilities.raw_languages,
     capabilities,
     online: row.online === 1,
+    health: row.health ? (JSON.parse(row.health) as PrinterHealth) : null,
     last_seen_at: row.last_seen_at,
     created_at: row.created_at,
   }
@@ -58,7 +77,47 @@ export function createPrinterRepository(db: SqliteDatabase): PrinterRepository {
   const page = db.prepare<[string, number, number], PrinterRow>(
     'SELECT * FROM printers WHERE account_id = ? AND seq < ? ORDER BY seq DESC LIMIT ?',
   )
+  const upsert = db.prepare(
+    `INSERT INTO printers (printer_id, account_id, agent_id, name, capabilities, online, last_seen_at, created_at,
+       printer_key, uri, health)
+     VALUES (@printer_id, @account_id, @agent_id, @name, @capabilities, 1, @at, @at, @key, @uri, @health)
+     ON CONFLICT (printer_id) DO UPDATE SET name = excluded.name, capabilities = excluded.capabilities,
+       online = 1, last_seen_at = excluded.last_seen_at, uri = excluded.uri, health = excluded.health`,
+  )
+  const othersOffline = db.prepare<[string, string]>(
+    'UPDATE printers SET online = 0 WHERE agent_id = ? AND online = 1 AND printer_id NOT IN (SELECT value FROM json_each(?))',
+  )
+  const allOffline = db.prepare(
+    'UPDATE printers SET online = 0, last_seen_at = ? WHERE agent_id = ? AND online = 1',
+  )
+  const locate = db.prepare<[string], PrinterLocation>(
+    'SELECT printer_id, account_id, agent_id, printer_key FROM printers WHERE printer_id = ?',
+  )
+  const sync = db.transaction((accountId: string, agentId: string, printers: HubPrinter[], at: string) => {
+    const ids: string[] = []
+    for (const p of printers) {
+      const printerId = printerIdFor(agentId, p.key)
+      ids.push(printerId)
+      upsert.run({
+        printer_id: printerId,
+        account_id: accountId,
+        agent_id: agentId,
+        name: p.name,
+        capabilities: JSON.stringify(p.capabilities),
+        at,
+        key: p.key,
+        uri: p.uri,
+        health: JSON.stringify(p.health),
+      })
+    }
+    othersOffline.run(agentId, JSON.stringify(ids))
+  })
   return {
+    syncFromHub: (accountId, agentId, printers, at) => sync.immediate(accountId, agentId, printers, at),
+    setAgentPrintersOffline(agentId, at) {
+      allOffline.run(at, agentId)
+    },
+    locate: (printerId) => locate.get(printerId),
     insert(printer) {
       const row: PrinterRow = {
         printer_id: printer.printer_id ?? randomUUID(),

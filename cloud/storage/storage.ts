@@ -4,6 +4,7 @@ import { type AgentRepository, createAgentRepository } from './agents.ts'
 import { type ApiClientRepository, createApiClientRepository } from './api-clients.ts'
 import { openDatabase, type SqliteDatabase } from './database.ts'
 import { createDocumentRepository, type DocumentRepository } from './documents.ts'
+import { createEnrollmentRepository, type EnrollmentRepository } from './enrollments.ts'
 import { createIdempotencyRepository, type IdempotencyRepository } from './idempotency.ts'
 import { createPrintJobRepository, type PrintJobRepository } from './print-jobs.ts'
 import { createPrinterRepository, type PrinterRepository } from './printers.ts'
@@ -15,6 +16,7 @@ export interface Storage {
   agents: AgentRepository
   printers: PrinterRepository
   documents: DocumentRepository
+  enrollments: EnrollmentRepository
   printJobs: PrintJobRepository
   idempotency: IdempotencyRepository
   close(): void
@@ -33,6 +35,7 @@ export function storageOn(db: SqliteDatabase): Storage {
     agents: createAgentRepository(db),
     printers: createPrinterRepository(db),
     documents: createDocumentRepository(db),
+    enrollments: createEnrollmentRepository(db),
     printJobs: createPrintJobRepository(db),
     idempotency: createIdempotencyRepository(db),
     close: () => db.close(),

@@ -40,7 +40,7 @@ describe('cloud configuration', () => {
     ['PORT', 'eighty', 'PORT: must be a port number from 0 to 65535 (got "eighty")'],
     ['PORT', '70000', 'PORT: must be a port number from 0 to 65535 (got "70000")'],
     ['MQTT_PORT', '-1', 'MQTT_PORT: must be a port number from 0 to 65535 (got "-1")'],
-    ['PUBLIC_URL', 'ftp://x', 'PUBLIC_URL: must be an absolute http(s) URL (got "ftp://x")'],
+    ['PUBLIC_URL', 'ftp://x', 'PUBLIC_URL: must be an absolute http or https URL (got "ftp://x")'],
     ['IDEMPOTENCY_TTL_HOURS', '1', 'IDEMPOTENCY_TTL_HOURS: must be from 24 to 720 (got "1")'],
     [
       'LOG_LEVEL',

@@ -1,0 +1,28 @@
+import type { JobOffer } from '../../protocol/hub-messages.ts'
+import { PROTOCOL_VERSION } from '../../protocol/hub-messages.ts'
+import { PRINT_OPTION_DEFAULTS, type ResolvedPrintOptions } from '../../protocol/print-job.ts'
+import type { DispatchableJob } from '../storage/print-jobs.ts'
+
+/** The offer a hub gets for a job: where to download the document, its checksum, the options, the deadline. */
+export function jobOffer(job: DispatchableJob, publicUrl: string, expirySeconds: number): JobOffer {
+  const options = Object.fromEntries(
+    (Object.keys(PRINT_OPTION_DEFAULTS) as (keyof ResolvedPrintOptions)[]).map((key) => [key, job[key]]),
+  ) as ResolvedPrintOptions
+  return {
+    v: PROTOCOL_VERSION,
+    print_job_id: job.print_job_id,
+    printer_id: job.printer_id,
+    printer_key: job.printer_key ?? '',
+    document: {
+      document_id: job.document_id,
+      url: `${publicUrl}/agent-api/v1/documents/${job.document_id}`,
+      sha256: job.sha256,
+      size_bytes: job.size_bytes,
+      format: job.document_format,
+      raw_language: job.document_raw_language,
+    },
+    options,
+    created_at: job.created_at,
+    expires_at: new Date(Date.parse(job.created_at) + expirySeconds * 1000).toISOString(),
+  }
+}

@@ -1,0 +1,111 @@
+import { createReadStream } from 'node:fs'
+import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox'
+import type { FastifyPluginAsync } from 'fastify'
+import { Type } from 'typebox'
+import { ConnectionInfo, EnrollRequest, EnrollResponse } from '../../protocol/agent-api.ts'
+import { ErrorBody } from '../../protocol/errors.ts'
+import { generateSecret, hashSecret } from '../auth/secrets.ts'
+import { ApiError } from '../errors.ts'
+import { hubOf } from '../plugins/authentication.ts'
+import type { BlobStore } from '../storage/blob-store.ts'
+import type { Storage } from '../storage/storage.ts'
+
+export interface AgentApiOptions {
+  storage: Storage
+  blobs: BlobStore
+  mqttPublicUrl: string
+  keepaliveSeconds: number
+}
+
+const CLAIM_ERRORS = {
+  unknown: ['enrollment_token_invalid', 'No enrollment has this token.'],
+  already_claimed: ['enrollment_claimed', 'This enrollment token was already used.'],
+  expired: ['enrollment_expired', 'This enrollment token has expired; ask for a new one.'],
+  revoked: ['enrollment_revoked', 'This enrollment was revoked; ask for a new one.'],
+} as const
+
+/** The hubs' own API: enrollment, where the broker is, and document downloads with the hub's credential. */
+export const agentApiRoutes: FastifyPluginAsync<AgentApiOptions> = async (app, options) => {
+  const { storage, blobs, mqttPublicUrl, keepaliveSeconds } = options
+  const api = app.withTypeProvider<TypeBoxTypeProvider>()
+
+  api.post(
+    '/agent-api/v1/enroll',
+    {
+      schema: {
+        operationId: 'enrollAgent',
+        tags: ['Agents'],
+        summary: 'A hub claims a single-use enrollment token and receives its credential',
+        body: EnrollRequest,
+        response: { 201: EnrollResponse, '4xx': ErrorBody },
+      },
+    },
+    async (request, reply) => {
+      reply.header('cache-control', 'no-store')
+      await app.tokenFailures.check(request, null)
+      const credential = generateSecret('hub')
+      const claimed = storage.enrollments.claim(
+        hashSecret(request.body.token),
+        hashSecret(credential),
+        request.body.hostname,
+        new Date(),
+      )
+      if (claimed.outcome !== 'claimed') {
+        if (claimed.outcome === 'unknown') await app.tokenFailures.record(request, null)
+        const [code, message] = CLAIM_ERRORS[claimed.outcome]
+        throw new ApiError(code, message)
+      }
+      request.log.info(
+        { agent_id: claimed.agentId, enrollment_id: claimed.enrollment.enrollment_id },
+        'hub enrolled',
+      )
+      return reply.code(201).send({
+        agent_id: claimed.agentId,
+        account_id: claimed.enrollment.account_id,
+        name: claimed.enrollment.name,
+        credential,
+        mqtt_url: mqttPublicUrl,
+      })
+    },
+  )
+
+  api.get(
+    '/agent-api/v1/connection',
+    {
+      config: { hubAuth: true },
+      schema: {
+        operationId: 'getAgentConnection',
+        tags: ['Agents'],
+        summary: 'Where an enrolled hub reaches the MQTT broker',
+        response: { 200: ConnectionInfo, '4xx': ErrorBody },
+      },
+    },
+    async () => ({ mqtt_url: mqttPublicUrl, keepalive_seconds: keepaliveSeconds }),
+  )
+
+  api.get(
+    '/agent-api/v1/documents/:documentId',
+    {
+      config: { hubAuth: true },
+      schema: {
+        operationId: 'downloadAgentDocument',
+        tags: ['Agents'],
+        summary: 'A hub downloads the document of a job it prints',
+        params: Type.Object({ documentId: Type.String({ format: 'uuid' }) }),
+        response: { 200: Type.Unknown({ description: 'the document bytes' }), '4xx': ErrorBody },
+      },
+    },
+    async (request, reply) => {
+      const hub = hubOf(request)
+      const document = storage.printJobs.agentMayRead(hub.agent_id, request.params.documentId)
+        ? storage.documents.findById(hub.account_id, request.params.documentId)
+        : undefined
+      if (!document) throw new ApiError('document_not_found', 'No such document for this hub.')
+      return reply
+        .header('content-type', 'application/octet-stream')
+        .header('content-length', String(document.size_bytes))
+        .header('x-content-sha256', document.sha256)
+        .send(createReadStream(blobs.pathOf(document.sha256)))
+    },
+  )
+}

@@ -1,0 +1,151 @@
+import { connect, type Socket } from 'node:net'
+import type { TransportSpec } from '../printers/printer-spec.ts'
+import { OperationQueue } from './operation-queue.ts'
+import { ReplyCollector } from './reply-collector.ts'
+import { type Transport, TransportError } from './transport.ts'
+import { transportUri } from './transport-uri.ts'
+
+export interface SocketTransportOptions {
+  /** How long `open` waits for the TCP handshake (default 5000 ms). */
+  connectTimeoutMs?: number
+  /** TCP keepalive probe delay, so a printer that vanished is noticed while idle (default 10000 ms). */
+  keepAliveMs?: number
+  /** How long `close` waits for the printer to close its side after our FIN before dropping it (2000 ms). */
+  closeGraceMs?: number
+}
+
+/**
+ * A raw TCP printer (the "raw"/"JetDirect" port 9100, CUPS `socket://`). Bytes go out as they are; status
+ * replies come back on the same connection. TCP_NODELAY is set: status requests are tiny and Nagle's
+ * algorithm with delayed ACKs would hold each one back.
+ *
+ * Many raw-9100 printers serve one connection at a time: a second client is refused or left waiting in
+ * the backlog until the first closes. Hold the connection for a job or a status poll and close it when idle
+ * so that other hosts can print too.
+ */
+export class SocketTransport implements Transport {
+  readonly description: string
+  readonly #host: string
+  readonly #port: number
+  readonly #options: Required<SocketTransportOptions>
+  readonly #queue = new OperationQueue()
+  readonly #replies = new ReplyCollector()
+  #socket: Socket | null = null
+  #lost: TransportError | null = null
+
+  constructor(spec: Extract<TransportSpec, { kind: 'socket' }>, options: SocketTransportOptions = {}) {
+    this.description = transportUri(spec)
+    this.#host = spec.host
+    this.#port = spec.port
+    this.#options = {
+      connectTimeoutMs: options.connectTimeoutMs ?? 5000,
+      keepAliveMs: options.keepAliveMs ?? 10_000,
+      closeGraceMs: options.closeGraceMs ?? 2000,
+    }
+  }
+
+  async open(): Promise<void> {
+    if (this.#socket && !this.#lost) return
+    this.#socket?.destroy()
+    this.#socket = null
+    this.#lost = null
+    const socket = await this.#connect()
+    socket.setKeepAlive(true, this.#options.keepAliveMs)
+    socket.on('data', (chunk: Buffer) => this.#replies.push(chunk))
+    socket.on('error', (error) => this.#lose(socket, `${this.description}: ${error.message}`, error))
+    // The printer closed its side (FIN) or the connection broke; either way it is gone for us.
+    socket.on('end', () => this.#lose(socket, `${this.description}: the printer closed the connection`))
+    socket.on('close', () => this.#lose(socket, `${this.description}: the connection closed`))
+    this.#socket = socket
+  }
+
+  write(bytes: Buffer): Promise<void> {
+    return this.#queue.run(() => this.#write(bytes))
+  }
+
+  query(
+    request: Buffer,
+    options: { timeoutMs: number; isComplete: (reply: Buffer) => boolean },
+  ): Promise<Buffer | null> {
+    return this.#queue.run(async () => {
+      this.#usable()
+      const reply = this.#replies.collect(options)
+      try {
+        await this.#write(request)
+      } catch (error) {
+        this.#replies.cancel()
+        await reply
+        throw error
+      }
+      return reply
+    })
+  }
+
+  async close(): Promise<void> {
+    const socket = this.#socket
+    this.#socket = null
+    if (!socket) return
+    this.#replies.fail(new TransportError('disconnected', `${this.description}: closed`))
+    if (socket.destroyed) return
+    // Half-close first (FIN after every queued byte) rather than destroy: closing a socket with unread
+    // input makes the kernel send RST, which may discard the tail of a job still in the send buffer.
+    await new Promise<void>((resolve) => {
+      const timer = setTimeout(() => socket.destroy(), this.#options.closeGraceMs)
+      socket.once('close', () => {
+        clearTimeout(timer)
+        resolve()
+      })
+      socket.end()
+      socket.resume()
+    })
+  }
+
+  #connect(): Promise<Socket> {
+    return new Promise((resolve, reject) => {
+      const socket = connect({ host: this.#host, port: this.#port, noDelay: true })
+      const fail = (message: string, cause?: unknown) => {
+        clearTimeout(timer)
+        socket.destroy()
+        reject(new TransportError('unreachable', `${this.description}: ${message}`, { cause }))
+      }
+      const onError = (error: Error) => fail(error.message, error)
+      const timer = setTimeout(
+        () => fail(`no connection within ${this.#options.connectTimeoutMs} ms`),
+        this.#options.connectTimeoutMs,
+      )
+      socket.once('error', onError)
+      socket.once('connect', () => {
+        clearTimeout(timer)
+        socket.off('error', onError)
+        resolve(socket)
+      })
+    })
+  }
+
+  #usable(): Socket {
+    if (this.#lost) throw this.#lost
+    if (!this.#socket) throw new TransportError('disconnected', `${this.description}: not open`)
+    return this.#socket
+  }
+
+  #lose(socket: Socket, message: string, cause?: unknown): void {
+    if (socket !== this.#socket || this.#lost) return
+    this.#lost = new TransportError('disconnected', message, { cause })
+    this.#replies.fail(this.#lost)
+    socket.destroy()
+  }
+
+  /** Resolves once Node has handed every byte to the kernel (the write callback), i.e. drained. */
+  #write(bytes: Buffer): Promise<void> {
+    const socket = this.#usable()
+    return new Promise<void>((resolve, reject) => {
+      const onClose = () => reject(this.#lost ?? new TransportError('disconnected', `${this.description}: closed`))
+      socket.once('close', onClose)
+      socket.write(bytes, (error) => {
+        socket.off('close', onClose)
+        if (!error) resolve()
+        else reject(this.#lost ?? new TransportError('write_failed', `${this.description}: ${error.message}`))
+      })
+    })
+  }
+}

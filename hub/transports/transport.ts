@@ -1,0 +1,34 @@
+/**
+ * A connection to one printer (DESIGN: hardware sits behind small interfaces). Every transport — raw TCP,
+ * serial, the Linux usblp device, libusb bulk endpoints — implements this, has a test double, and passes the
+ * same contract suite.
+ */
+export interface Transport {
+  /** Where it goes, for logs (`socket://10.0.0.5:9100`); never holds secrets. */
+  readonly description: string
+  /** Opens the device or connection; rejects with a TransportError when it cannot be reached. */
+  open(): Promise<void>
+  /** Writes all bytes; resolves once they have been handed to the device (drained), rejects on failure. */
+  write(bytes: Buffer): Promise<void>
+  /**
+   * Sends a status request and collects the printer's reply until `isComplete(reply)` holds or `timeoutMs`
+   * passes. Resolves null when nothing complete came back in time: the printer does not answer status.
+   * Bytes that arrive outside a query are dropped.
+   */
+  query(request: Buffer, options: { timeoutMs: number; isComplete: (reply: Buffer) => boolean }): Promise<Buffer | null>
+  /** Closes it; safe to call twice or when open failed. */
+  close(): Promise<void>
+}
+
+export type TransportErrorKind = 'unreachable' | 'disconnected' | 'write_failed' | 'busy'
+
+export class TransportError extends Error {
+  constructor(
+    readonly kind: TransportErrorKind,
+    message: string,
+    options?: { cause?: unknown },
+  ) {
+    super(message, options)
+    this.name = 'TransportError'
+  }
+}

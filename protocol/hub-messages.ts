@@ -1,0 +1,130 @@
+import { type Static, type TSchema, Type } from 'typebox'
+import { DocumentFormat, RawLanguage } from './enums.ts'
+import { PrintOptions } from './print-job.ts'
+import { PrinterCapabilities } from './printer.ts'
+import { PrinterHealth } from './printer-health.ts'
+
+/**
+ * Hub ↔ cloud messages over MQTT (DESIGN: one print job, end to end). Every message carries `v`, the
+ * protocol version; a receiver refuses versions it does not know. Additive fields keep the version.
+ */
+export const PROTOCOL_VERSION = 1
+const V = Type.Literal(PROTOCOL_VERSION)
+const Uuid = Type.String({ format: 'uuid' })
+const DateTime = Type.String({ format: 'date-time' })
+
+/** A printer as the hub sees it. The cloud derives the stable `printer_id` from the agent id and `key`. */
+export const HubPrinter = Type.Object({
+  key: Type.String({ minLength: 1, maxLength: 512 }),
+  name: Type.String({ minLength: 1, maxLength: 200 }),
+  uri: Type.String({ maxLength: 1024, description: 'how the hub reaches it, e.g. socket://10.0.0.5:9100' }),
+  languages: Type.Array(RawLanguage),
+  capabilities: PrinterCapabilities,
+  health: PrinterHealth,
+})
+export type HubPrinter = Static<typeof HubPrinter>
+
+/** hub → cloud, on connect and whenever something changes: what runs where, and every printer's health. */
+export const HubState = Type.Object({
+  v: V,
+  agent_version: Type.String({ maxLength: 64 }),
+  host: Type.Object({
+    hostname: Type.String({ maxLength: 255 }),
+    platform: Type.String({ maxLength: 64 }),
+    arch: Type.String({ maxLength: 64 }),
+  }),
+  printers: Type.Array(HubPrinter, { maxItems: 256 }),
+})
+export type HubState = Static<typeof HubState>
+
+/**
+ * hub → cloud: presence. The hub publishes `online: true` after each connect and sets `online: false` as its
+ * MQTT last will (published by the broker when the connection is lost or the keepalive lapses). `session`
+ * names the connection, so that an old connection's will cannot take a reconnected hub offline.
+ */
+export const HubPresence = Type.Object({
+  v: V,
+  online: Type.Boolean(),
+  session: Type.String({ maxLength: 64 }),
+})
+export type HubPresence = Static<typeof HubPresence>
+
+/** cloud → hub: a job to spool. Sent again on every reconnect until the job leaves pending/reserved. */
+export const JobOffer = Type.Object({
+  v: V,
+  print_job_id: Uuid,
+  printer_id: Uuid,
+  printer_key: Type.String(),
+  document: Type.Object({
+    document_id: Uuid,
+    url: Type.String({ description: 'HTTP(S) URL the hub downloads with its own credential' }),
+    sha256: Type.String({ pattern: '^[0-9a-f]{64}$' }),
+    size_bytes: Type.Integer({ minimum: 1 }),
+    format: DocumentFormat,
+    raw_language: Type.Union([RawLanguage, Type.Null()]),
+  }),
+  options: Type.Required(PrintOptions),
+  created_at: DateTime,
+  /** The hub drops and fails (`expired`) an offer it could not start before this time. */
+  expires_at: DateTime,
+})
+export type JobOffer = Static<typeof JobOffer>
+
+/** hub → cloud: the offer is safely in the hub's spool (pending → reserved). */
+export const JobAck = Type.Object({ v: V, print_job_id: Uuid, at: DateTime })
+export type JobAck = Static<typeof JobAck>
+
+export const FAILURE_REASONS = [
+  'printer_unreachable',
+  'printer_paper_out',
+  'printer_cover_open',
+  'printer_error',
+  'document_download_failed',
+  'checksum_mismatch',
+  'unsupported_document',
+  'interrupted',
+  'expired',
+  'cancelled_by_hub',
+] as const
+export type FailureReason = (typeof FAILURE_REASONS)[number]
+
+/** hub → cloud: the job started printing, or finished. Repeated and stale messages change nothing. */
+export const JobStatus = Type.Object({
+  v: V,
+  print_job_id: Uuid,
+  status: Type.Enum(['printing', 'printed', 'failed']),
+  at: DateTime,
+  failure_reason: Type.Optional(Type.Enum(FAILURE_REASONS)),
+  detail: Type.Optional(Type.String({ maxLength: 500 })),
+})
+export type JobStatus = Static<typeof JobStatus>
+
+/** cloud → hub: commands. */
+export const HubCommand = Type.Union([
+  Type.Object({ v: V, command: Type.Literal('cancel_job'), print_job_id: Uuid }),
+  Type.Object({ v: V, command: Type.Literal('refresh_state') }),
+])
+export type HubCommand = Static<typeof HubCommand>
+
+/** The wire contract: topic suffix under `hubs/{agent_id}/` → direction and payload schema. */
+export const HUB_TOPICS = {
+  state: { from: 'hub', schema: HubState },
+  presence: { from: 'hub', schema: HubPresence },
+  'job-ack': { from: 'hub', schema: JobAck },
+  'job-status': { from: 'hub', schema: JobStatus },
+  'job-offer': { from: 'cloud', schema: JobOffer },
+  command: { from: 'cloud', schema: HubCommand },
+} as const satisfies Record<string, { from: 'hub' | 'cloud'; schema: TSchema }>
+export type HubTopic = keyof typeof HUB_TOPICS
+export type HubPayload<T extends HubTopic> = Static<(typeof HUB_TOPICS)[T]['schema']>
+
+export const TOPIC_PREFIX = 'hubs'
+export const hubTopic = (agentId: string, topic: HubTopic) => `${TOPIC_PREFIX}/${agentId}/${topic}`
+
+/** Splits `hubs/{agent_id}/{topic}`; null for anything else. */
+export function parseHubTopic(topic: string): { agentId: string; topic: HubTopic } | null {
+  const parts = topic.split('/')
+  if (parts.length !== 3 || parts[0] !== TOPIC_PREFIX || !parts[1]) return null
+  const suffix = parts[2] as HubTopic
+  return suffix in HUB_TOPICS ? { agentId: parts[1], topic: suffix } : null
+}

@@ -7,10 +7,11 @@ import { type EmbeddedBroker, startBroker } from './broker/broker.ts'
 import type { CloudConfig } from './config.ts'
 import { Dispatcher } from './dispatch/dispatcher.ts'
 import { createBlobStore } from './storage/blob-store.ts'
-import { DATABASE_FILE, openStorage } from './storage/storage.ts'
+import { DATABASE_FILE, openStorage, type Storage } from './storage/storage.ts'
 
 export interface RunningCloud {
   app: FastifyInstance
+  storage: Storage
   broker: EmbeddedBroker
   dispatcher: Dispatcher
   apiUrl: string
@@ -98,6 +99,7 @@ export async function startCloud(
     )
     return {
       app,
+      storage,
       broker,
       dispatcher,
       apiUrl,

@@ -1,7 +1,148 @@
+import { mkdirSync } from 'node:fs'
+import { hostname } from 'node:os'
+import { parseArgs } from 'node:util'
+import { pino } from 'pino'
+import { AGENT_VERSION, type AgentTimings, HubAgent } from './agent.ts'
+import { CloudClient, CloudError } from './cloud/cloud-client.ts'
+import { type HubIdentity, readIdentity, writeIdentity } from './cloud/identity.ts'
+import { discoverPrinters } from './discovery/index.ts'
+import type { PrinterSpec } from './printers/printer-spec.ts'
+import { PrinterUriError, parsePrinterUri, printerUriOf } from './printers/printer-uri.ts'
+import { createTransport } from './transports/open-transport.ts'
+
 /**
- * The hub agent's CLI (DESIGN: Stable operator interface): `run --cloud URL --data DIR [--enroll TOKEN]`.
- * The agent itself (enrollment, MQTT session, spool, transports) is built by issue 3; until then every
- * command is refused with a clear message rather than pretending to work.
+ * The hub CLI (DESIGN: Stable operator interface):
+ *   hub run --cloud URL --data DIR [--enroll TOKEN] [--printer URI]...
+ * The first run claims the enrollment token and keeps the hub's credential in DIR (mode 0600); later runs
+ * need no token. Errors are one line on stderr with a non-zero exit.
  */
-process.stderr.write('hub: the hub agent is not built yet (see issue 3); no command is available\n')
-process.exit(2)
+class UsageError extends Error {}
+
+const USAGE = 'usage: hub run --cloud URL --data DIR [--enroll TOKEN] [--printer URI]...'
+
+/** Timings from the environment (tests shorten them); each a whole number of milliseconds. */
+function timingsFromEnv(env: NodeJS.ProcessEnv): Partial<AgentTimings> {
+  const names: Record<keyof AgentTimings, string> = {
+    healthIntervalMs: 'HUB_HEALTH_INTERVAL_MS',
+    statusTimeoutMs: 'HUB_STATUS_TIMEOUT_MS',
+    paperWaitTimeoutMs: 'HUB_PAPER_WAIT_TIMEOUT_MS',
+    unreachableTimeoutMs: 'HUB_UNREACHABLE_TIMEOUT_MS',
+    recheckMs: 'HUB_RECHECK_MS',
+  }
+  const timings: Partial<AgentTimings> = {}
+  for (const [key, name] of Object.entries(names) as [keyof AgentTimings, string][]) {
+    const raw = env[name]
+    if (raw === undefined) continue
+    if (!/^\d+$/.test(raw))
+      throw new UsageError(`${name} must be a whole number of milliseconds (got ${JSON.stringify(raw)})`)
+    timings[key] = Number(raw)
+  }
+  return timings
+}
+
+async function identityFor(
+  cloudUrl: string,
+  dataDir: string,
+  token: string | undefined,
+): Promise<HubIdentity> {
+  const known = readIdentity(dataDir)
+  if (known) return known
+  if (!token)
+    throw new UsageError(`this hub is not enrolled yet: pass --enroll TOKEN (no ${dataDir}/identity.json)`)
+  const enrolled = await new CloudClient(cloudUrl).enroll(token, hostname(), AGENT_VERSION)
+  const identity: HubIdentity = {
+    agent_id: enrolled.agent_id,
+    account_id: enrolled.account_id,
+    name: enrolled.name,
+    credential: enrolled.credential,
+    cloud_url: cloudUrl,
+  }
+  writeIdentity(dataDir, identity)
+  return identity
+}
+
+async function run(args: string[]): Promise<void> {
+  const { values } = parseArgs({
+    args,
+    options: {
+      cloud: { type: 'string' },
+      data: { type: 'string' },
+      enroll: { type: 'string' },
+      printer: { type: 'string', multiple: true },
+    },
+  })
+  if (!values.cloud) throw new UsageError('--cloud is required')
+  if (!values.data) throw new UsageError('--data is required')
+  const cloudUrl = values.cloud.replace(/\/+$/, '')
+  const timings = timingsFromEnv(process.env)
+  const configured: PrinterSpec[] = (values.printer ?? []).map((uri) => parsePrinterUri(uri))
+  mkdirSync(values.data, { recursive: true, mode: 0o700 })
+  const logger = pino({ level: process.env.LOG_LEVEL ?? 'info', redact: ['credential'] })
+
+  const identity = await identityFor(cloudUrl, values.data, values.enroll)
+  const connection = await new CloudClient(cloudUrl, identity.credential).connection()
+  const discovered = await discoverPrinters({}).catch(() => [])
+  const printers = [...configured, ...discovered.filter((d) => !configured.some((c) => c.key === d.key))]
+  const agent = new HubAgent({
+    identity,
+    mqttUrl: connection.mqtt_url,
+    keepaliveSeconds: connection.keepalive_seconds,
+    dataDir: values.data,
+    printers,
+    createTransport: (spec) => createTransport(spec),
+    describe: printerUriOf,
+    logger,
+    timings,
+  })
+  agent.start()
+  logger.info(
+    {
+      agent_id: identity.agent_id,
+      cloud: cloudUrl,
+      mqtt: connection.mqtt_url,
+      data_dir: values.data,
+      printers: printers.map((p) => ({ key: p.key, name: p.name, language: p.language })),
+    },
+    'hub ready',
+  )
+  let stopping = false
+  const stop = (signal: string) => {
+    if (stopping) return
+    stopping = true
+    logger.info({ signal }, 'hub stopping')
+    agent.stop().then(
+      () => process.exit(0),
+      (error: unknown) => {
+        logger.error({ err: error }, 'hub stop failed')
+        process.exit(1)
+      },
+    )
+  }
+  process.on('SIGTERM', () => stop('SIGTERM'))
+  process.on('SIGINT', () => stop('SIGINT'))
+}
+
+async function main(argv: string[]): Promise<void> {
+  const [command, ...rest] = argv
+  if (command === 'run') return run(rest)
+  throw new UsageError(command === undefined ? 'no command given' : `unknown command: ${command}`)
+}
+
+main(process.argv.slice(2)).catch((error: unknown) => {
+  if (error instanceof UsageError || error instanceof PrinterUriError) {
+    process.stderr.write(`hub: ${error.message}\n${USAGE}\n`)
+    process.exit(2)
+  }
+  if (error instanceof CloudError) {
+    const what = error.code.startsWith('enrollment_') ? 'enrollment refused' : 'cloud refused'
+    process.stderr.write(`hub: ${what}: ${error.message} (${error.code})\n`)
+    process.exit(1)
+  }
+  const err = error as NodeJS.ErrnoException
+  if (err.code?.startsWith('ERR_PARSE_ARGS')) {
+    process.stderr.write(`hub: ${err.message}\n${USAGE}\n`)
+    process.exit(2)
+  }
+  process.stderr.write(`hub: ${err.message ?? String(error)}\n`)
+  process.exit(1)
+})

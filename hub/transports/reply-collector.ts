@@ -1,4 +1,4 @@
-import { TransportError } from './transport.ts'
+import type { TransportError } from './transport.ts'
 
 interface PendingReply {
   chunks: Buffer[]

@@ -22,6 +22,7 @@ export interface SerialPortLike {
   on(event: 'data', listener: (chunk: Buffer) => void): unknown
   on(event: 'close', listener: (error?: Error & { disconnected?: boolean }) => void): unknown
   on(event: 'error', listener: (error: Error) => void): unknown
+  off(event: 'close', listener: () => void): unknown
   removeAllListeners(): unknown
 }
 
@@ -42,7 +43,7 @@ export function serialOpenOptions(spec: SerialSpec): SerialOpenOptions {
     xon: spec.flowControl === 'xonxoff',
     xoff: spec.flowControl === 'xonxoff',
     autoOpen: false,
-    // Exclusive access (TIOCEXCL): a second process writing into a print job would corrupt it.
+    // Exclusive access (flock LOCK_EX|LOCK_NB in bindings-cpp): another writer would corrupt a job.
     lock: true,
   }
 }
@@ -135,19 +136,31 @@ export class SerialTransport implements Transport {
     this.#replies.fail(this.#lost)
   }
 
-  /** Resolves after `drain` (tcdrain(3)): every byte has left the UART, not just Node's buffer. */
+  /**
+   * Resolves after `drain` (tcdrain(3)): every byte has left the UART, not just Node's buffer. If the port
+   * closes meanwhile (a hang-up noticed by the reader), node-serialport parks the drain until a reopen that
+   * never comes, so the close settles it instead.
+   */
   #write(bytes: Buffer): Promise<void> {
     const port = this.#usable()
     return new Promise<void>((resolve, reject) => {
-      const failed = (error: Error) =>
+      const failed = (error: Error) => {
+        port.off('close', onClose)
         reject(
           this.#lost ??
             new TransportError('write_failed', `${this.description}: ${error.message}`, { cause: error }),
         )
+      }
+      const onClose = () => failed(new Error('port closed during the write'))
+      port.on('close', onClose)
       port.write(bytes, (error) => {
         if (error) failed(error)
       })
-      port.drain((error) => (error ? failed(error) : resolve()))
+      port.drain((error) => {
+        if (error) return failed(error)
+        port.off('close', onClose)
+        resolve()
+      })
     })
   }
 }

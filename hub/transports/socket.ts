@@ -139,7 +139,8 @@ export class SocketTransport implements Transport {
   #write(bytes: Buffer): Promise<void> {
     const socket = this.#usable()
     return new Promise<void>((resolve, reject) => {
-      const onClose = () => reject(this.#lost ?? new TransportError('disconnected', `${this.description}: closed`))
+      const onClose = () =>
+        reject(this.#lost ?? new TransportError('disconnected', `${this.description}: closed`))
       socket.once('close', onClose)
       socket.write(bytes, (error) => {
         socket.off('close', onClose)

@@ -6,9 +6,9 @@ export function usbIdHex(id: number): string {
   return id.toString(16).padStart(4, '0')
 }
 
-/** Percent-encodes what would end or confuse a URI path (`%`, `?`, `#`, spaces, controls). */
+/** Percent-encodes what would end or confuse a URI path (`%`, `?`, `#`, spaces, anything not printable ASCII). */
 export function encodeUriPath(path: string): string {
-  return path.replace(/[%?#\s\u0000-\u001f\u007f]/gu, (c) =>
+  return path.replace(/[%?#\s]|[^ -~]/gu, (c) =>
     [...Buffer.from(c)].map((b) => `%${b.toString(16).toUpperCase().padStart(2, '0')}`).join(''),
   )
 }

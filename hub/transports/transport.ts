@@ -15,7 +15,10 @@ export interface Transport {
    * passes. Resolves null when nothing complete came back in time: the printer does not answer status.
    * Bytes that arrive outside a query are dropped.
    */
-  query(request: Buffer, options: { timeoutMs: number; isComplete: (reply: Buffer) => boolean }): Promise<Buffer | null>
+  query(
+    request: Buffer,
+    options: { timeoutMs: number; isComplete: (reply: Buffer) => boolean },
+  ): Promise<Buffer | null>
   /** Closes it; safe to call twice or when open failed. */
   close(): Promise<void>
 }

@@ -105,7 +105,8 @@ export class UsblpTransport implements Transport {
 
   #usable(): FileHandle {
     if (this.#lost) throw this.#lost
-    if (!this.#file || this.#closing) throw new TransportError('disconnected', `${this.description}: not open`)
+    if (!this.#file || this.#closing)
+      throw new TransportError('disconnected', `${this.description}: not open`)
     return this.#file
   }
 
@@ -134,7 +135,8 @@ export class UsblpTransport implements Transport {
     let offset = 0
     let backoff = 1
     while (offset < bytes.length) {
-      if (this.#closing) throw new TransportError('write_failed', `${this.description}: closed during a write`)
+      if (this.#closing)
+        throw new TransportError('write_failed', `${this.description}: closed during a write`)
       try {
         const { bytesWritten } = await file.write(bytes, offset, bytes.length - offset, null)
         offset += bytesWritten

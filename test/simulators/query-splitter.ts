@@ -10,12 +10,15 @@ const EMPTY = Buffer.alloc(0)
  * Where a query is recognised (the known ambiguity: a real ESC/POS printer answers DLE EOT even in the
  * middle of raster data, so image bytes that happen to spell a query are swallowed):
  * - ZPL (`anywhere`): at any position. `~HS`/`~HQES` are text, and a real printer runs `~` commands at once.
- * - ESC/POS, TSPL, CPCL: only at the start of a TCP chunk or right after another query, i.e. when the
- *   sender had paused after its print data. A query sent in the same chunk as print data that came before it
- *   is recorded as print data and not answered; image data that starts a chunk with query bytes is taken as
- *   a query (for DLE EOT n: about 4 in 2^24 chunks of random data).
+ * - ESC/POS, TSPL, CPCL: only at the edges of a TCP chunk: queries that start it (one after the other), and
+ *   queries that end it. A sender waits for the reply after a query, so a query is always the last bytes of
+ *   its chunk, even when TCP delivers it together with the tail of a job. Query bytes in the middle of a chunk
+ *   are print data and get no reply; image data that happens to start or end a chunk with query bytes is
+ *   taken as a query (for DLE EOT n: about 8 in 2^24 chunks of random data).
  * A query cut across chunks (`10` | `04 01`, `~H` | `QES`) is held back until the rest arrives; if the next
- * bytes do not complete it, the held bytes are print data after all. `end()` flushes what is held.
+ * bytes do not complete it, the held bytes are print data after all. `end()` flushes what is held. For the
+ * binary languages that holds only where a query may start, so a query that follows print data in one chunk
+ * AND is cut by the chunk's end is not recognised.
  */
 export class QuerySplitter {
   #held: Buffer = EMPTY
@@ -48,7 +51,12 @@ export class QuerySplitter {
         printFrom = at
         continue
       }
-      if (!this.#status.anywhere) break
+      if (!this.#status.anywhere) {
+        const tail = this.#trailingQueries(data, at)
+        print(printFrom, tail.start)
+        for (const query of tail.queries) pieces.push({ kind: 'query', query })
+        return pieces
+      }
       at = this.#nextCandidate(data, at + 1)
     }
     print(printFrom, data.length)
@@ -60,6 +68,21 @@ export class QuerySplitter {
     const held = this.#held
     this.#held = EMPTY
     return held.length > 0 ? [{ kind: 'print', bytes: held }] : []
+  }
+
+  /** The complete queries that end `data` (after `from`), in order, and where the first of them starts. */
+  #trailingQueries(data: Buffer, from: number): { start: number; queries: StatusQuery[] } {
+    const queries: StatusQuery[] = []
+    let end = data.length
+    for (;;) {
+      const query = this.#status.queries.find((q) => {
+        const start = end - q.bytes.length
+        return start > from && data.compare(q.bytes, 0, q.bytes.length, start, end) === 0
+      })
+      if (!query) return { start: end, queries }
+      queries.unshift(query)
+      end -= query.bytes.length
+    }
   }
 
   /** The next position at or after `from` holding the first byte of some query (or the end). */

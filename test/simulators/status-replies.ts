@@ -23,8 +23,8 @@ export interface LanguageStatus {
   queries: readonly StatusQuery[]
   /**
    * Whether a query is recognised anywhere in the byte stream (true: ZPL, whose `~` control commands are
-   * text that print data never holds by accident) or only at the start of a TCP chunk or right after
-   * another query (false: the binary languages, whose image data may hold the query bytes by chance).
+   * text that print data never holds by accident) or only at the edges of a TCP chunk (false: the binary
+   * languages, whose image data may hold the query bytes by chance). See query-splitter.ts.
    */
   anywhere: boolean
 }

@@ -41,7 +41,10 @@ export class TcpTestTransport implements Transport {
       socket.on('data', (chunk: Buffer) => this.#onData(chunk))
       socket.on('close', () => {
         if (this.#socket === socket) this.#socket = null
-        this.#pending?.finish(null, new TransportError('disconnected', `${this.description} closed the connection`))
+        this.#pending?.finish(
+          null,
+          new TransportError('disconnected', `${this.description} closed the connection`),
+        )
       })
     })
   }
@@ -50,7 +53,8 @@ export class TcpTestTransport implements Transport {
     const socket = this.#requireSocket()
     return new Promise((resolve, reject) => {
       socket.write(bytes, (error) => {
-        if (error) reject(new TransportError('write_failed', `write to ${this.description} failed`, { cause: error }))
+        if (error)
+          reject(new TransportError('write_failed', `write to ${this.description} failed`, { cause: error }))
         else resolve()
       })
     })
@@ -61,9 +65,10 @@ export class TcpTestTransport implements Transport {
     options: { timeoutMs: number; isComplete: (reply: Buffer) => boolean },
   ): Promise<Buffer | null> {
     if (this.#pending) throw new Error('TcpTestTransport: one query at a time')
+    let pending: PendingQuery | undefined
     const reply = new Promise<Buffer | null>((resolve, reject) => {
-      const timer = setTimeout(() => pending.finish(null), options.timeoutMs)
-      const pending: PendingQuery = {
+      const timer = setTimeout(() => pending?.finish(null), options.timeoutMs)
+      pending = {
         chunks: [],
         isComplete: options.isComplete,
         finish: (value, error) => {
@@ -80,7 +85,7 @@ export class TcpTestTransport implements Transport {
     try {
       await this.write(request)
     } catch (error) {
-      this.#pending?.finish(null)
+      pending?.finish(null)
       throw error
     }
     return reply

@@ -1,0 +1,201 @@
+import { arch, hostname, platform } from 'node:os'
+import path from 'node:path'
+import type { Logger } from 'pino'
+import type { HubPayload } from '../protocol/hub-messages.ts'
+import { PROTOCOL_VERSION } from '../protocol/hub-messages.ts'
+import { CloudClient } from './cloud/cloud-client.ts'
+import type { HubIdentity } from './cloud/identity.ts'
+import { PrinterWorker } from './jobs/printer-worker.ts'
+import { Spool } from './jobs/spool.ts'
+import type { PrinterSpec, TransportSpec } from './printers/printer-spec.ts'
+import { PrinterRegistry } from './printers/registry.ts'
+import { MqttSession } from './session/mqtt-session.ts'
+import type { Transport } from './transports/transport.ts'
+
+export const AGENT_VERSION = '0.1.0'
+
+export interface AgentTimings {
+  /** Health of idle printers is polled this often. */
+  healthIntervalMs: number
+  statusTimeoutMs: number
+  paperWaitTimeoutMs: number
+  unreachableTimeoutMs: number
+  recheckMs: number
+}
+
+export const DEFAULT_TIMINGS: AgentTimings = {
+  healthIntervalMs: 30_000,
+  statusTimeoutMs: 2_000,
+  paperWaitTimeoutMs: 10 * 60_000,
+  unreachableTimeoutMs: 5 * 60_000,
+  recheckMs: 5_000,
+}
+
+export interface AgentOptions {
+  identity: HubIdentity
+  mqttUrl: string
+  keepaliveSeconds: number
+  dataDir: string
+  printers: PrinterSpec[]
+  createTransport(spec: TransportSpec): Transport
+  describe(spec: PrinterSpec): string
+  logger: Logger
+  timings?: Partial<AgentTimings>
+}
+
+/**
+ * The hub: its spool, its printers and one MQTT session, wired together. Offers go into the spool and are
+ * acknowledged from there; each printer's worker prints its queue; every report to the cloud goes through
+ * the spool's outbox and is deleted only when the broker acknowledged it.
+ */
+export class HubAgent {
+  readonly #o: AgentOptions
+  readonly #t: AgentTimings
+  readonly #spool: Spool
+  readonly #registry: PrinterRegistry
+  readonly #session: MqttSession
+  readonly #workers = new Map<string, PrinterWorker>()
+  readonly #cloud: CloudClient
+  #poller: NodeJS.Timeout | undefined
+  #flushing: Promise<void> | undefined
+  #flushAgain = false
+  #stopped = false
+
+  constructor(options: AgentOptions) {
+    this.#o = options
+    this.#t = { ...DEFAULT_TIMINGS, ...options.timings }
+    const { identity, logger } = options
+    this.#spool = new Spool(path.join(options.dataDir, 'spool.sqlite'))
+    this.#cloud = new CloudClient(identity.cloud_url, identity.credential)
+    this.#registry = new PrinterRegistry(options.printers, {
+      createTransport: options.createTransport,
+      describe: options.describe,
+      statusTimeoutMs: this.#t.statusTimeoutMs,
+      onChange: () => this.#publishState(),
+    })
+    this.#session = new MqttSession({
+      mqttUrl: options.mqttUrl,
+      agentId: identity.agent_id,
+      credential: identity.credential,
+      keepaliveSeconds: options.keepaliveSeconds,
+      logger: logger.child({ name: 'mqtt' }),
+      onConnected: () => {
+        this.#publishState()
+        this.flush()
+      },
+      onOffer: (offer) => this.#offer(offer),
+      onCommand: (command) => this.#command(command),
+    })
+  }
+
+  start(): void {
+    const interrupted = this.#spool.recoverInterrupted()
+    if (interrupted.length > 0) {
+      this.#o.logger.warn(
+        { print_job_ids: interrupted },
+        'jobs interrupted by a restart fail; they are not reprinted',
+      )
+    }
+    for (const key of this.#registry.keys()) {
+      this.#workers.set(
+        key,
+        new PrinterWorker(key, {
+          spool: this.#spool,
+          registry: this.#registry,
+          download: (url, sha, size) =>
+            this.#cloud.download(url, sha, size, path.join(this.#o.dataDir, 'documents')),
+          logger: this.#o.logger.child({ printer: key }),
+          paperWaitTimeoutMs: this.#t.paperWaitTimeoutMs,
+          unreachableTimeoutMs: this.#t.unreachableTimeoutMs,
+          recheckMs: this.#t.recheckMs,
+          statusTimeoutMs: this.#t.statusTimeoutMs,
+          flush: () => this.flush(),
+        }),
+      )
+    }
+    this.#session.start()
+    for (const key of this.#spool.printerKeysWithWork()) this.#workers.get(key)?.wake()
+    this.#pollHealth()
+  }
+
+  async stop(): Promise<void> {
+    this.#stopped = true
+    clearTimeout(this.#poller)
+    await Promise.all([...this.#workers.values()].map((w) => w.stop()))
+    await this.flush()
+    await this.#session.stop()
+    this.#spool.close()
+  }
+
+  /** Sends every outbox message, in order, each deleted once the broker acknowledged it. */
+  flush(): Promise<void> {
+    if (this.#flushing) {
+      this.#flushAgain = true
+      return this.#flushing
+    }
+    this.#flushing = (async () => {
+      do {
+        this.#flushAgain = false
+        for (const message of this.#spool.outbox()) {
+          if (!this.#session.connected) return
+          try {
+            await this.#session.publish(message.topic, message.payload)
+          } catch {
+            return // sent again after the next connect
+          }
+          this.#spool.delivered(message.seq)
+        }
+      } while (this.#flushAgain || this.#spool.outbox(1).length > 0)
+    })().finally(() => {
+      this.#flushing = undefined
+    })
+    return this.#flushing
+  }
+
+  #offer(offer: HubPayload<'job-offer'>): void {
+    this.#spool.accept(offer)
+    const worker = this.#workers.get(offer.printer_key)
+    if (!worker) {
+      this.#spool.fail(
+        offer.print_job_id,
+        'queued',
+        'printer_unreachable',
+        'the printer is not attached to this hub',
+      )
+    }
+    void this.flush()
+    worker?.wake()
+  }
+
+  #command(command: HubPayload<'command'>): void {
+    if (command.command === 'refresh_state') return this.#publishState()
+    const job = this.#spool.find(command.print_job_id)
+    if (job && this.#spool.cancel(command.print_job_id)) {
+      this.#o.logger.info({ print_job_id: command.print_job_id }, 'job cancelled by the cloud')
+      this.#workers.get(job.printer_key)?.wake()
+    }
+  }
+
+  #publishState(): void {
+    if (!this.#session.connected) return
+    this.#session
+      .publish('state', {
+        v: PROTOCOL_VERSION,
+        agent_version: AGENT_VERSION,
+        host: { hostname: hostname(), platform: platform(), arch: arch() },
+        printers: this.#registry.report(),
+      })
+      .catch((error: unknown) => this.#o.logger.debug({ err: error }, 'state not sent'))
+  }
+
+  /** Idle printers are asked for their health now and then; busy ones report it before each job. */
+  #pollHealth(): void {
+    const poll = async () => {
+      for (const key of this.#registry.keys()) {
+        if (!this.#stopped && !this.#workers.get(key)?.busy) await this.#registry.refresh(key).catch(() => {})
+      }
+      if (!this.#stopped) this.#poller = setTimeout(poll, this.#t.healthIntervalMs)
+    }
+    this.#poller = setTimeout(poll, 0)
+  }
+}

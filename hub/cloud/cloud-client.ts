@@ -1,0 +1,106 @@
+import { createHash } from 'node:crypto'
+import { createWriteStream } from 'node:fs'
+import { mkdir, rename, rm, stat } from 'node:fs/promises'
+import path from 'node:path'
+import { Readable, Transform } from 'node:stream'
+import { pipeline } from 'node:stream/promises'
+import type { ConnectionInfo, EnrollResponse } from '../../protocol/agent-api.ts'
+
+/** A refusal from the cloud, with its error_code, or a failure to reach it. */
+export class CloudError extends Error {
+  constructor(
+    message: string,
+    readonly code: string,
+    readonly status: number | null,
+  ) {
+    super(message)
+    this.name = 'CloudError'
+  }
+}
+
+async function failure(res: Response): Promise<CloudError> {
+  const body = (await res.json().catch(() => ({}))) as { error_code?: string; message?: string }
+  return new CloudError(body.message ?? `HTTP ${res.status}`, body.error_code ?? 'http_error', res.status)
+}
+
+async function call(url: string, init: RequestInit): Promise<Response> {
+  try {
+    return await fetch(url, { ...init, signal: AbortSignal.timeout(30_000) })
+  } catch (error) {
+    throw new CloudError(`cannot reach ${url}: ${(error as Error).message}`, 'unreachable', null)
+  }
+}
+
+/** The hub's HTTP client of the agent API. */
+export class CloudClient {
+  constructor(
+    readonly cloudUrl: string,
+    private credential: string | null = null,
+  ) {}
+
+  setCredential(credential: string): void {
+    this.credential = credential
+  }
+
+  async enroll(token: string, hostname: string, agentVersion: string): Promise<EnrollResponse> {
+    const res = await call(`${this.cloudUrl}/agent-api/v1/enroll`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ token, hostname, agent_version: agentVersion }),
+    })
+    if (res.status !== 201) throw await failure(res)
+    return (await res.json()) as EnrollResponse
+  }
+
+  async connection(): Promise<ConnectionInfo> {
+    const res = await call(`${this.cloudUrl}/agent-api/v1/connection`, { headers: this.#auth() })
+    if (!res.ok) throw await failure(res)
+    return (await res.json()) as ConnectionInfo
+  }
+
+  /**
+   * Streams a document to `dir/<sha256>` (never whole in memory), checking its size and SHA-256 on the way;
+   * a file already there and complete is reused. Rejects with code `checksum_mismatch` or
+   * `document_download_failed`.
+   */
+  async download(url: string, sha256: string, sizeBytes: number, dir: string): Promise<string> {
+    const target = path.join(dir, sha256)
+    if ((await stat(target).catch(() => null))?.size === sizeBytes) return target
+    await mkdir(dir, { recursive: true })
+    const res = await call(url, { headers: this.#auth() })
+    if (!res.ok || !res.body)
+      throw new CloudError(`download answered ${res.status}`, 'document_download_failed', res.status)
+    const temp = `${target}.${process.pid}.part`
+    const hash = createHash('sha256')
+    let size = 0
+    const count = new Transform({
+      transform(chunk: Buffer, _encoding, done) {
+        size += chunk.length
+        hash.update(chunk)
+        done(null, chunk)
+      },
+    })
+    try {
+      await pipeline(Readable.fromWeb(res.body as never), count, createWriteStream(temp, { mode: 0o600 }))
+    } catch (error) {
+      await rm(temp, { force: true })
+      throw new CloudError(
+        `download broke off: ${(error as Error).message}`,
+        'document_download_failed',
+        null,
+      )
+    }
+    const digest = hash.digest('hex')
+    if (size !== sizeBytes || digest !== sha256) {
+      await rm(temp, { force: true })
+      throw new CloudError(`document has ${size} bytes, SHA-256 ${digest}`, 'checksum_mismatch', null)
+    }
+    await rename(temp, target)
+    return target
+  }
+
+  #auth(): Record<string, string> {
+    if (!this.credential) throw new Error('the hub is not enrolled')
+    return { authorization: `Bearer ${this.credential}` }
+  }
+}

@@ -1,0 +1,210 @@
+import { open } from 'node:fs/promises'
+import type { Logger } from 'pino'
+import type { FailureReason } from '../../protocol/hub-messages.ts'
+import { BLOCKING_HEALTH_STATES, type HealthState } from '../../protocol/printer-health.ts'
+import { CloudError } from '../cloud/cloud-client.ts'
+import type { PrinterRegistry } from '../printers/registry.ts'
+import { readHealth } from '../status/index.ts'
+import type { Transport } from '../transports/transport.ts'
+import type { Spool, SpooledJob } from './spool.ts'
+import { Waiter } from './wait.ts'
+
+export interface WorkerOptions {
+  spool: Spool
+  registry: PrinterRegistry
+  download(url: string, sha256: string, sizeBytes: number): Promise<string>
+  logger: Logger
+  /** A job waits this long for paper to be loaded or a cover closed, then fails. */
+  paperWaitTimeoutMs: number
+  /** A job waits this long for an unreachable printer, then fails with `printer_unreachable`. */
+  unreachableTimeoutMs: number
+  /** How often a waiting job looks again. */
+  recheckMs: number
+  statusTimeoutMs: number
+  /** Something was written to the outbox: send it. */
+  flush(): void
+}
+
+const WAIT_REASON: Partial<Record<HealthState, FailureReason>> = {
+  paper_out: 'printer_paper_out',
+  cover_open: 'printer_cover_open',
+}
+const CHUNK = 64 * 1024
+
+/**
+ * Prints one printer's jobs, one at a time, in creation order (DESIGN: never lose, never double). Each job:
+ * check its deadline, download and verify the document, wait for a printer that can print, mark it
+ * `printing` durably, write its bytes `copies` times, mark it `printed`. Once `printing` is recorded, any
+ * failure is `interrupted`: the bytes may have reached paper, so the job is never sent again.
+ */
+export class PrinterWorker {
+  readonly #key: string
+  readonly #o: WorkerOptions
+  readonly #waiter = new Waiter()
+  #running: Promise<void> | undefined
+  #stopped = false
+
+  constructor(printerKey: string, options: WorkerOptions) {
+    this.#key = printerKey
+    this.#o = options
+  }
+
+  get busy(): boolean {
+    return this.#running !== undefined
+  }
+
+  /** There may be new work (or a cancel): start, or cut a wait short. */
+  wake(): void {
+    this.#waiter.wake()
+    if (this.#running || this.#stopped) return
+    this.#running = this.#drain().finally(() => {
+      this.#running = undefined
+    })
+  }
+
+  /** Lets the job being written finish, then stops. */
+  async stop(): Promise<void> {
+    this.#stopped = true
+    this.#waiter.wake()
+    await this.#running
+  }
+
+  async #drain(): Promise<void> {
+    for (
+      let job = this.#o.spool.next(this.#key);
+      job && !this.#stopped;
+      job = this.#o.spool.next(this.#key)
+    ) {
+      try {
+        await this.#print(job)
+      } catch (error) {
+        this.#o.logger.error({ err: error, print_job_id: job.print_job_id }, 'job failed unexpectedly')
+        const failed = this.#o.spool.fail(
+          job.print_job_id,
+          'queued',
+          'printer_error',
+          (error as Error).message,
+        )
+        if (!failed) this.#o.spool.fail(job.print_job_id, 'printing', 'interrupted', (error as Error).message)
+        this.#o.flush()
+      }
+    }
+  }
+
+  #fail(job: SpooledJob, reason: FailureReason, detail: string): void {
+    this.#o.logger.warn({ print_job_id: job.print_job_id, reason, detail }, 'job failed')
+    if (this.#o.spool.fail(job.print_job_id, 'queued', reason, detail)) this.#o.flush()
+  }
+
+  #stillQueued(job: SpooledJob): boolean {
+    return !this.#stopped && this.#o.spool.find(job.print_job_id)?.state === 'queued'
+  }
+
+  async #print(job: SpooledJob): Promise<void> {
+    const { offer } = job
+    if (Date.parse(offer.expires_at) <= Date.now())
+      return this.#fail(job, 'expired', 'not started before its deadline')
+    if (offer.document.format !== 'raw')
+      return this.#fail(job, 'unsupported_document', 'this hub prints RAW only')
+    const file = await this.#download(job)
+    if (!file || !this.#stillQueued(job)) return
+    const transport = await this.#readyPrinter(job)
+    if (!transport) return
+    try {
+      if (!this.#o.spool.startPrinting(job.print_job_id)) return
+      this.#o.flush()
+      this.#o.logger.info({ print_job_id: job.print_job_id, printer: this.#key }, 'printing')
+      try {
+        for (let copy = 0; copy < offer.options.copies; copy++) await writeFile(transport, file)
+      } catch (error) {
+        if (this.#o.spool.fail(job.print_job_id, 'printing', 'interrupted', (error as Error).message))
+          this.#o.flush()
+        return
+      }
+      if (this.#o.spool.finish(job.print_job_id)) this.#o.flush()
+      this.#o.logger.info({ print_job_id: job.print_job_id }, 'printed')
+    } finally {
+      await transport.close()
+    }
+  }
+
+  async #download(job: SpooledJob): Promise<string | null> {
+    const { url, sha256, size_bytes } = job.offer.document
+    for (let attempt = 1; ; attempt++) {
+      try {
+        return await this.#o.download(url, sha256, size_bytes)
+      } catch (error) {
+        const code = error instanceof CloudError ? error.code : 'document_download_failed'
+        if (code === 'checksum_mismatch' || attempt >= 3) {
+          this.#fail(
+            job,
+            code === 'checksum_mismatch' ? 'checksum_mismatch' : 'document_download_failed',
+            String(error),
+          )
+          return null
+        }
+        await this.#waiter.sleep(this.#o.recheckMs * attempt)
+        if (!this.#stillQueued(job)) return null
+      }
+    }
+  }
+
+  /** An open transport to a printer that can print now, or null when the job failed or was cancelled. */
+  async #readyPrinter(job: SpooledJob): Promise<Transport | null> {
+    const { registry, recheckMs, statusTimeoutMs, paperWaitTimeoutMs, unreachableTimeoutMs } = this.#o
+    const language = registry.spec(this.#key)?.language
+    if (!language) {
+      this.#fail(job, 'printer_unreachable', `this hub has no printer ${this.#key}`)
+      return null
+    }
+    const started = Date.now()
+    for (;;) {
+      const transport = registry.transportFor(this.#key)
+      let health: Awaited<ReturnType<typeof readHealth>>
+      try {
+        await transport.open()
+        health = await readHealth(transport, language, { timeoutMs: statusTimeoutMs })
+      } catch (error) {
+        health = {
+          state: 'offline',
+          reasons: [String((error as Error).message)],
+          checked_at: new Date().toISOString(),
+        }
+      }
+      registry.record(this.#key, health)
+      const waiting = Date.now() - started
+      if (health.state === 'offline') {
+        await transport.close()
+        if (waiting >= unreachableTimeoutMs) {
+          this.#fail(job, 'printer_unreachable', health.reasons.join(', '))
+          return null
+        }
+      } else if (BLOCKING_HEALTH_STATES.includes(health.state)) {
+        await transport.close()
+        if (waiting >= paperWaitTimeoutMs) {
+          this.#fail(job, WAIT_REASON[health.state] ?? 'printer_error', health.reasons.join(', '))
+          return null
+        }
+      } else {
+        return transport
+      }
+      await this.#waiter.sleep(recheckMs)
+      if (!this.#stillQueued(job)) return null
+    }
+  }
+}
+
+/** Streams a file to the printer in chunks: a 50 MB document never sits whole in memory. */
+async function writeFile(transport: Transport, file: string): Promise<void> {
+  const handle = await open(file, 'r')
+  try {
+    const buffer = Buffer.alloc(CHUNK)
+    for (;;) {
+      const { bytesRead } = await handle.read(buffer, 0, CHUNK, null)
+      if (bytesRead === 0) return
+      await transport.write(Buffer.from(buffer.subarray(0, bytesRead)))
+    }
+  } finally {
+    await handle.close()
+  }
+}

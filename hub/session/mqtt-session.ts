@@ -1,0 +1,145 @@
+import { randomUUID } from 'node:crypto'
+import type { Socket } from 'node:net'
+import mqtt, { type MqttClient } from 'mqtt'
+import type { Logger } from 'pino'
+import { Compile } from 'typebox/compile'
+import {
+  HUB_TOPICS,
+  type HubPayload,
+  type HubTopic,
+  hubTopic,
+  PROTOCOL_VERSION,
+  parseHubTopic,
+} from '../../protocol/hub-messages.ts'
+import { Backoff } from './backoff.ts'
+
+export interface SessionOptions {
+  mqttUrl: string
+  agentId: string
+  credential: string
+  keepaliveSeconds: number
+  logger: Logger
+  /** Called after every (re)connect, once subscriptions and presence are in place. */
+  onConnected(): void
+  onOffer(offer: HubPayload<'job-offer'>): void
+  onCommand(command: HubPayload<'command'>): void
+  backoff?: Backoff
+}
+
+const offerCheck = Compile(HUB_TOPICS['job-offer'].schema)
+const commandCheck = Compile(HUB_TOPICS.command.schema)
+
+/**
+ * The hub's one MQTT session with the cloud. It reconnects by itself with exponential backoff and jitter;
+ * after each connect it subscribes to its own topics, announces itself (its last will announces the loss),
+ * and hands over to `onConnected` to reconcile.
+ */
+export class MqttSession {
+  readonly #o: SessionOptions
+  readonly #backoff: Backoff
+  #client: MqttClient | undefined
+  #timer: NodeJS.Timeout | undefined
+  #stopped = false
+  #session = ''
+
+  constructor(options: SessionOptions) {
+    this.#o = options
+    this.#backoff = options.backoff ?? new Backoff()
+  }
+
+  get connected(): boolean {
+    return this.#client?.connected ?? false
+  }
+
+  start(): void {
+    this.#connect()
+  }
+
+  /** QoS 1; resolves when the broker acknowledged (PUBACK), rejects when not connected or the send failed. */
+  publish<T extends HubTopic>(topic: T, payload: HubPayload<T>): Promise<void> {
+    const client = this.#client
+    if (!client?.connected) return Promise.reject(new Error('not connected'))
+    return new Promise((resolve, reject) => {
+      client.publish(hubTopic(this.#o.agentId, topic), JSON.stringify(payload), { qos: 1 }, (error) =>
+        error ? reject(error) : resolve(),
+      )
+    })
+  }
+
+  async stop(): Promise<void> {
+    this.#stopped = true
+    clearTimeout(this.#timer)
+    const client = this.#client
+    if (!client) return
+    if (client.connected) {
+      await this.publish('presence', { v: PROTOCOL_VERSION, online: false, session: this.#session }).catch(
+        () => {},
+      )
+    }
+    await client.endAsync().catch(() => {})
+  }
+
+  #connect(): void {
+    if (this.#stopped) return
+    const { agentId, credential, keepaliveSeconds, logger } = this.#o
+    this.#session = randomUUID()
+    const will = { v: PROTOCOL_VERSION, online: false, session: this.#session }
+    const client = mqtt.connect(this.#o.mqttUrl, {
+      clientId: agentId,
+      username: agentId,
+      password: credential,
+      keepalive: keepaliveSeconds,
+      clean: true,
+      reconnectPeriod: 0,
+      connectTimeout: 10_000,
+      will: {
+        topic: hubTopic(agentId, 'presence'),
+        payload: Buffer.from(JSON.stringify(will)),
+        qos: 1,
+        retain: false,
+      },
+    })
+    this.#client = client
+    client.on('connect', () => {
+      // mqtt.js does not pass noDelay through (STACK-NOTES): set it on the socket.
+      ;(client.stream as Socket).setNoDelay?.(true)
+      this.#onConnect(client).catch((error: unknown) => {
+        logger.warn({ err: error }, 'mqtt session set-up failed')
+        client.end(true)
+      })
+    })
+    client.on('message', (topic, payload) => this.#onMessage(topic, payload))
+    client.on('error', (error) => logger.warn({ err: error.message }, 'mqtt error'))
+    client.on('close', () => {
+      if (this.#client !== client) return
+      if (this.#stopped) return
+      const delay = this.#backoff.next()
+      logger.info({ retry_in_ms: delay }, 'mqtt connection lost')
+      client.removeAllListeners()
+      client.end(true)
+      this.#timer = setTimeout(() => this.#connect(), delay)
+    })
+  }
+
+  async #onConnect(client: MqttClient): Promise<void> {
+    const { agentId, logger } = this.#o
+    await client.subscribeAsync([hubTopic(agentId, 'job-offer'), hubTopic(agentId, 'command')], { qos: 1 })
+    await this.publish('presence', { v: PROTOCOL_VERSION, online: true, session: this.#session })
+    this.#backoff.reset()
+    logger.info({ session: this.#session }, 'mqtt connected')
+    this.#o.onConnected()
+  }
+
+  #onMessage(topic: string, payload: Buffer): void {
+    const target = parseHubTopic(topic)
+    let value: unknown
+    try {
+      value = JSON.parse(payload.toString('utf8'))
+    } catch {
+      value = undefined
+    }
+    if (target?.topic === 'job-offer' && offerCheck.Check(value)) return this.#o.onOffer(value)
+    if (target?.topic === 'command' && commandCheck.Check(value)) return this.#o.onCommand(value)
+    this.#o.logger.warn({ topic }, 'message from the cloud dropped: it does not match the protocol')
+  }
+}

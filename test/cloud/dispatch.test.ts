@@ -1,0 +1,277 @@
+import type { MqttClient } from 'mqtt'
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { hashSecret } from '../../cloud/auth/secrets.ts'
+import { printerIdFor } from '../../cloud/auth/stable-id.ts'
+import type { HubPrinter } from '../../protocol/hub-messages.ts'
+import type { PrintJob } from '../../protocol/print-job.ts'
+import { connectHub, enroll, seedAccount, startFullCloud } from './hub-link.ts'
+import { ESCPOS_RECEIPT, RECEIPT_PRINTER } from './test-cloud.ts'
+
+type FullCloud = Awaited<ReturnType<typeof startFullCloud>>
+
+async function until<T>(check: () => T | undefined | null | false, timeoutMs = 5000): Promise<T> {
+  const deadline = Date.now() + timeoutMs
+  for (;;) {
+    const value = check()
+    if (value) return value
+    if (Date.now() > deadline) throw new Error('condition not met in time')
+    await new Promise((r) => setTimeout(r, 10))
+  }
+}
+
+const printer = (key: string): HubPrinter => ({
+  key,
+  name: `Printer ${key}`,
+  uri: `socket://127.0.0.1:9100?language=escpos&k=${key}`,
+  languages: ['escpos'],
+  capabilities: { ...RECEIPT_PRINTER, document_formats: ['raw'] },
+  health: { state: 'ready', reasons: [], checked_at: new Date().toISOString() },
+})
+
+describe('the dispatcher and the agent API, with an MQTT client standing in for a hub', () => {
+  let full: FullCloud
+  let seed: ReturnType<typeof seedAccount>
+  let hub: { agent_id: string; credential: string }
+  let client: MqttClient
+  const messages: { topic: string; payload: Record<string, unknown> }[] = []
+  const printerId = () => printerIdFor(hub.agent_id, 'receipt-1')
+
+  const api = async <T>(method: string, path: string, body?: unknown) => {
+    const res = await fetch(`${full.url}${path}`, {
+      method,
+      headers: {
+        authorization: `Bearer ${seed.token}`,
+        ...(body !== undefined && { 'content-type': 'application/json' }),
+      },
+      ...(body !== undefined && { body: JSON.stringify(body) }),
+    })
+    return { status: res.status, body: (await res.json()) as T }
+  }
+  const createJob = async () =>
+    (
+      await api<PrintJob>('POST', '/api/v1/print-jobs/from-base64', {
+        printer_id: printerId(),
+        document_base64: ESCPOS_RECEIPT.toString('base64'),
+        document_format: 'raw',
+        document_raw_language: 'escpos',
+      })
+    ).body
+  const publish = (topic: string, payload: object) =>
+    client.publishAsync(`hubs/${hub.agent_id}/${topic}`, JSON.stringify({ v: 1, ...payload }), { qos: 1 })
+  const job = (id: string) => full.cloud.storage.printJobs.findById(seed.accountId, id)
+  const offersFor = (id: string) =>
+    messages.filter((m) => m.topic.endsWith('/job-offer') && m.payload.print_job_id === id)
+
+  beforeAll(async () => {
+    full = await startFullCloud({ PENDING_JOB_EXPIRY_SECONDS: '60' })
+    seed = seedAccount(full.cloud)
+    hub = await enroll(full.url, seed.enrollmentToken)
+    client = await connectHub(full.mqttUrl, {
+      clientId: hub.agent_id,
+      username: hub.agent_id,
+      password: hub.credential,
+    })
+    client.on('message', (topic, payload) =>
+      messages.push({ topic, payload: JSON.parse(payload.toString()) }),
+    )
+    await client.subscribeAsync([`hubs/${hub.agent_id}/job-offer`, `hubs/${hub.agent_id}/command`], {
+      qos: 1,
+    })
+    await publish('presence', { online: true, session: 's1' })
+    await publish('state', {
+      agent_version: '9.9.9',
+      host: { hostname: 'pi', platform: 'linux', arch: 'arm64' },
+      printers: [printer('receipt-1'), printer('receipt-2')],
+    })
+    await until(() => full.cloud.storage.printers.locate(printerId()))
+  })
+  afterAll(async () => {
+    client.end(true)
+    await full.close()
+  })
+
+  it('registers reported printers under ids derived from the agent and the printer key', async () => {
+    const { body } = await api<{ data: { printer_id: string; online: boolean; agent_id: string }[] }>(
+      'GET',
+      '/api/v1/printers',
+    )
+    expect(body.data.map((p) => p.printer_id).sort()).toEqual(
+      [printerIdFor(hub.agent_id, 'receipt-1'), printerIdFor(hub.agent_id, 'receipt-2')].sort(),
+    )
+    expect(body.data.every((p) => p.online && p.agent_id === hub.agent_id)).toBe(true)
+    expect(full.cloud.storage.agents.findById(hub.agent_id)).toMatchObject({ online: true, version: '9.9.9' })
+  })
+
+  it('offers a new job to its hub with the document URL, checksum and resolved options', async () => {
+    const created = await createJob()
+    const [offer] = await until(
+      () => offersFor(created.print_job_id).length > 0 && offersFor(created.print_job_id),
+    )
+    expect(offer?.payload).toMatchObject({
+      v: 1,
+      print_job_id: created.print_job_id,
+      printer_id: printerId(),
+      printer_key: 'receipt-1',
+      document: {
+        document_id: created.document_id,
+        url: `${full.url}/agent-api/v1/documents/${created.document_id}`,
+        sha256: expect.stringMatching(/^[0-9a-f]{64}$/),
+        size_bytes: ESCPOS_RECEIPT.length,
+        format: 'raw',
+        raw_language: 'escpos',
+      },
+      options: { copies: 1, scale_mode: 'fit' },
+      created_at: created.created_at,
+    })
+    expect(Date.parse(String(offer?.payload.expires_at)) - Date.parse(created.created_at)).toBe(60_000)
+  })
+
+  it('records each status change once and in order; stale and repeated reports change nothing', async () => {
+    const created = await createJob()
+    const at = (s: number) => new Date(Date.parse(created.created_at) + s * 1000).toISOString()
+    await publish('job-ack', { print_job_id: created.print_job_id, at: at(1) })
+    await until(() => job(created.print_job_id)?.status === 'reserved')
+    await publish('job-ack', { print_job_id: created.print_job_id, at: at(2) })
+    await publish('job-status', { print_job_id: created.print_job_id, status: 'printing', at: at(3) })
+    await until(() => job(created.print_job_id)?.status === 'printing')
+    await publish('job-status', { print_job_id: created.print_job_id, status: 'printed', at: at(4) })
+    await until(() => job(created.print_job_id)?.status === 'printed')
+    await publish('job-status', { print_job_id: created.print_job_id, status: 'printing', at: at(5) })
+    await publish('job-status', {
+      print_job_id: created.print_job_id,
+      status: 'failed',
+      at: at(6),
+      failure_reason: 'interrupted',
+    })
+    await publish('job-ack', { print_job_id: created.print_job_id, at: at(7) })
+    await new Promise((r) => setTimeout(r, 100))
+    expect(job(created.print_job_id)).toMatchObject({
+      status: 'printed',
+      reserved_at: at(1),
+      started_at: at(3),
+      completed_at: at(4),
+      failure_reason: null,
+    })
+  })
+
+  it('keeps the failure reason the hub reports', async () => {
+    const created = await createJob()
+    await publish('job-status', {
+      print_job_id: created.print_job_id,
+      status: 'failed',
+      at: new Date().toISOString(),
+      failure_reason: 'printer_paper_out',
+    })
+    await until(() => job(created.print_job_id)?.status === 'failed')
+    expect(job(created.print_job_id)?.failure_reason).toBe('printer_paper_out')
+  })
+
+  it('offers every pending and reserved job again when the hub reconnects', async () => {
+    const pending = await createJob()
+    const reserved = await createJob()
+    await publish('job-ack', { print_job_id: reserved.print_job_id, at: new Date().toISOString() })
+    await until(() => job(reserved.print_job_id)?.status === 'reserved')
+    const before = [offersFor(pending.print_job_id).length, offersFor(reserved.print_job_id).length]
+    await publish('presence', { online: true, session: 's2' })
+    await until(
+      () =>
+        offersFor(reserved.print_job_id).length > before[1]! &&
+        offersFor(pending.print_job_id).length > before[0]!,
+    )
+  })
+
+  it('cancels pending and reserved jobs, tells the hub, and refuses to cancel a printing one', async () => {
+    const created = await createJob()
+    const cancelled = await api<PrintJob>('POST', `/api/v1/print-jobs/${created.print_job_id}/cancel`)
+    expect(cancelled.status).toBe(200)
+    expect(cancelled.body).toMatchObject({ status: 'cancelled', completed_at: expect.any(String) })
+    await until(() =>
+      messages.some(
+        (m) =>
+          m.topic.endsWith('/command') &&
+          m.payload.command === 'cancel_job' &&
+          m.payload.print_job_id === created.print_job_id,
+      ),
+    )
+    const again = await api<{ error_code: string; details: { status: string } }>(
+      'POST',
+      `/api/v1/print-jobs/${created.print_job_id}/cancel`,
+    )
+    expect(again.status).toBe(409)
+    expect(again.body).toMatchObject({
+      error_code: 'print_job_not_cancellable',
+      details: { status: 'cancelled' },
+    })
+
+    const printing = await createJob()
+    await publish('job-status', {
+      print_job_id: printing.print_job_id,
+      status: 'printing',
+      at: new Date().toISOString(),
+    })
+    await until(() => job(printing.print_job_id)?.status === 'printing')
+    const refused = await api<{ error_code: string }>(
+      'POST',
+      `/api/v1/print-jobs/${printing.print_job_id}/cancel`,
+    )
+    expect(refused.status).toBe(409)
+    expect(refused.body.error_code).toBe('print_job_not_cancellable')
+    // A report for a cancelled job changes nothing.
+    await publish('job-status', {
+      print_job_id: created.print_job_id,
+      status: 'printing',
+      at: new Date().toISOString(),
+    })
+    await new Promise((r) => setTimeout(r, 100))
+    expect(job(created.print_job_id)?.status).toBe('cancelled')
+  })
+
+  it('fails jobs left pending past the expiry with `expired`', async () => {
+    const created = await createJob()
+    const expired = full.cloud.dispatcher.expireStale(new Date(Date.now() + 61_000))
+    expect(expired).toContain(created.print_job_id)
+    expect(job(created.print_job_id)).toMatchObject({ status: 'failed', failure_reason: 'expired' })
+  })
+
+  it("lets a hub download only its own jobs' documents, with its credential", async () => {
+    const created = await createJob()
+    const url = `${full.url}/agent-api/v1/documents/${created.document_id}`
+    const ok = await fetch(url, { headers: { authorization: `Bearer ${hub.credential}` } })
+    expect(ok.status).toBe(200)
+    expect(Buffer.from(await ok.arrayBuffer()).equals(ESCPOS_RECEIPT)).toBe(true)
+    const anonymous = await fetch(url)
+    expect(anonymous.status).toBe(401)
+    const other = await enroll(full.url, seedAccount(full.cloud, 'Other').enrollmentToken)
+    const foreign = await fetch(url, { headers: { authorization: `Bearer ${other.credential}` } })
+    expect(foreign.status).toBe(404)
+  })
+
+  it('takes the printers offline with the hub, but not on a stale last will', async () => {
+    await publish('presence', { online: false, session: 's1' })
+    await new Promise((r) => setTimeout(r, 100))
+    expect(full.cloud.storage.agents.findById(hub.agent_id)?.online).toBe(true)
+    await publish('presence', { online: false, session: 's2' })
+    await until(() => full.cloud.storage.agents.findById(hub.agent_id)?.online === false)
+    const { body } = await api<{ data: { online: boolean }[] }>('GET', '/api/v1/printers')
+    expect(body.data.every((p) => !p.online)).toBe(true)
+  })
+
+  it('refuses an expired enrollment token', async () => {
+    const { storage } = full.cloud
+    const token = 'enr_expired-token-for-test'
+    const enrollment = storage.enrollments.create(
+      seed.accountId,
+      'Late hub',
+      hashSecret(token),
+      new Date(Date.now() - 1000),
+    )
+    expect(storage.enrollments.findById(enrollment.enrollment_id)?.state).toBe('expired')
+    const res = await fetch(`${full.url}/agent-api/v1/enroll`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ token, hostname: 'pi', agent_version: '1' }),
+    })
+    expect(res.status).toBe(409)
+    expect(((await res.json()) as { error_code: string }).error_code).toBe('enrollment_expired')
+  })
+})

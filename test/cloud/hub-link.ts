@@ -1,0 +1,102 @@
+import mqtt, { type MqttClient } from 'mqtt'
+import { pino } from 'pino'
+import { generateSecret, hashSecret } from '../../cloud/auth/secrets.ts'
+import { loadConfig } from '../../cloud/config.ts'
+import { type RunningCloud, startCloud } from '../../cloud/server.ts'
+import type { EnrollResponse } from '../../protocol/agent-api.ts'
+import { freePort } from '../helpers/free-port.ts'
+import { tempDir } from '../helpers/temp-dir.ts'
+
+/** A whole cloud (API, broker, dispatcher) in this process on ephemeral loopback ports. */
+export async function startFullCloud(env: Record<string, string> = {}) {
+  const dir = tempDir('cloud-full-')
+  const port = await freePort()
+  const config = loadConfig({
+    DATA_DIR: dir.path,
+    HOST: '127.0.0.1',
+    PORT: String(port),
+    MQTT_PORT: String(await freePort()),
+    PUBLIC_URL: `http://127.0.0.1:${port}`,
+    LOG_LEVEL: 'silent',
+    ...env,
+  })
+  const cloud: RunningCloud = await startCloud(config, pino({ level: 'silent' }))
+  return {
+    cloud,
+    dataDir: dir.path,
+    url: cloud.apiUrl,
+    mqttUrl: config.mqttPublicUrl,
+    async close() {
+      await cloud.close()
+      dir.remove()
+    },
+  }
+}
+
+/** An account with a bearer token of every scope and a fresh enrollment token, made through storage. */
+export function seedAccount(cloud: RunningCloud, name = 'Shop') {
+  const { storage } = cloud
+  const account = storage.accounts.create(name)
+  const client = storage.apiClients.create(account.account_id, hashSecret(generateSecret('cs')), [
+    'printers:read',
+    'documents:write',
+    'print_jobs:write',
+    'print_jobs:read',
+  ])
+  const token = generateSecret('pat')
+  storage.apiClients.storeToken(hashSecret(token), {
+    account_id: account.account_id,
+    client_id: client.client_id,
+    scopes: ['printers:read', 'documents:write', 'print_jobs:write', 'print_jobs:read'],
+    expires_at: Date.now() + 3600_000,
+  })
+  const enrollmentToken = generateSecret('enr')
+  const enrollment = storage.enrollments.create(
+    account.account_id,
+    `${name} hub`,
+    hashSecret(enrollmentToken),
+    new Date(Date.now() + 3600_000),
+  )
+  return { accountId: account.account_id, token, enrollmentToken, enrollmentId: enrollment.enrollment_id }
+}
+
+export async function enroll(url: string, token: string): Promise<EnrollResponse> {
+  const res = await fetch(`${url}/agent-api/v1/enroll`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify({ token, hostname: 'test-hub', agent_version: '0.0.0-test' }),
+  })
+  if (res.status !== 201) throw new Error(`enroll answered ${res.status}: ${await res.text()}`)
+  return (await res.json()) as EnrollResponse
+}
+
+/** Connects an MQTT client as a hub would; resolves once CONNACK arrived (or rejects with the refusal). */
+export function connectHub(
+  mqttUrl: string,
+  options: {
+    clientId: string
+    username?: string
+    password?: string
+    keepalive?: number
+    will?: mqtt.IClientOptions['will']
+  },
+): Promise<MqttClient> {
+  return new Promise((resolve, reject) => {
+    const client = mqtt.connect(mqttUrl, {
+      reconnectPeriod: 0,
+      connectTimeout: 5000,
+      clean: true,
+      ...options,
+    })
+    client.once('connect', () => resolve(client))
+    client.once('error', (error) => {
+      client.end(true)
+      reject(error)
+    })
+  })
+}
+
+export function newSecret(prefix: string) {
+  const secret = generateSecret(prefix)
+  return { secret, hash: hashSecret(secret) }
+}

@@ -26,11 +26,13 @@ function option(values: Record<string, unknown>, name: string): string {
 async function serve(): Promise<void> {
   const config = loadConfig()
   const logger = createLogger(config)
-  const cloud = await startCloud(config, logger)
-  let stopping = false
+  // Handlers first: a signal that arrives while starting stops the cloud as soon as it is up.
+  let stopping: string | null = null
+  let cloud: Awaited<ReturnType<typeof startCloud>> | undefined
   const stop = (signal: string) => {
     if (stopping) return
-    stopping = true
+    stopping = signal
+    if (!cloud) return
     logger.info({ signal }, 'shutting down: finishing in-flight requests')
     cloud.close().then(
       () => process.exit(0),
@@ -42,6 +44,12 @@ async function serve(): Promise<void> {
   }
   process.on('SIGTERM', () => stop('SIGTERM'))
   process.on('SIGINT', () => stop('SIGINT'))
+  cloud = await startCloud(config, logger)
+  const pending = stopping
+  if (pending) {
+    stopping = null
+    stop(pending)
+  }
 }
 
 function withStorage<T>(run: (storage: ReturnType<typeof openStorage>) => T): T {

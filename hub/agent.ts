@@ -81,7 +81,7 @@ export class HubAgent {
       logger: logger.child({ name: 'mqtt' }),
       onConnected: () => {
         this.#publishState()
-        this.flush()
+        void this.flush()
       },
       onOffer: (offer) => this.#offer(offer),
       onCommand: (command) => this.#command(command),
@@ -129,7 +129,7 @@ export class HubAgent {
 
   /** Sends every outbox message, in order, each deleted once the broker acknowledged it. */
   flush(): Promise<void> {
-    if (this.#flushing) {
+    if (this.#flushing !== undefined) {
       this.#flushAgain = true
       return this.#flushing
     }
@@ -168,7 +168,10 @@ export class HubAgent {
   }
 
   #command(command: HubPayload<'command'>): void {
-    if (command.command === 'refresh_state') return this.#publishState()
+    if (command.command === 'refresh_state') {
+      this.#publishState()
+      return
+    }
     const job = this.#spool.find(command.print_job_id)
     if (job && this.#spool.cancel(command.print_job_id)) {
       this.#o.logger.info({ print_job_id: command.print_job_id }, 'job cancelled by the cloud')

@@ -75,14 +75,15 @@ async function run(args: string[]): Promise<void> {
   if (!values.data) throw new UsageError('--data is required')
   const cloudUrl = values.cloud.replace(/\/+$/, '')
   const timings = timingsFromEnv(process.env)
-  const configured: PrinterSpec[] = (values.printer ?? []).map((uri) => parsePrinterUri(uri))
+  // Parsed here first so that a bad URI is a usage error before anything else happens.
+  for (const uri of values.printer ?? []) parsePrinterUri(uri)
   mkdirSync(values.data, { recursive: true, mode: 0o700 })
   const logger = pino({ level: process.env.LOG_LEVEL ?? 'info', redact: ['credential'] })
 
   const identity = await identityFor(cloudUrl, values.data, values.enroll)
   const connection = await new CloudClient(cloudUrl, identity.credential).connection()
-  const discovered = await discoverPrinters({}).catch(() => [])
-  const printers = [...configured, ...discovered.filter((d) => !configured.some((c) => c.key === d.key))]
+  // Configured printers, plus USB and usblp printers found without a flag (one entry per device).
+  const printers: PrinterSpec[] = await discoverPrinters({ configured: values.printer ?? [] })
   const agent = new HubAgent({
     identity,
     mqttUrl: connection.mqtt_url,
@@ -95,16 +96,6 @@ async function run(args: string[]): Promise<void> {
     timings,
   })
   agent.start()
-  logger.info(
-    {
-      agent_id: identity.agent_id,
-      cloud: cloudUrl,
-      mqtt: connection.mqtt_url,
-      data_dir: values.data,
-      printers: printers.map((p) => ({ key: p.key, name: p.name, language: p.language })),
-    },
-    'hub ready',
-  )
   let stopping = false
   const stop = (signal: string) => {
     if (stopping) return
@@ -120,6 +111,16 @@ async function run(args: string[]): Promise<void> {
   }
   process.on('SIGTERM', () => stop('SIGTERM'))
   process.on('SIGINT', () => stop('SIGINT'))
+  logger.info(
+    {
+      agent_id: identity.agent_id,
+      cloud: cloudUrl,
+      mqtt: connection.mqtt_url,
+      data_dir: values.data,
+      printers: printers.map((p) => ({ key: p.key, name: p.name, language: p.language })),
+    },
+    'hub ready',
+  )
 }
 
 async function main(argv: string[]): Promise<void> {

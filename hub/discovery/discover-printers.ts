@@ -38,11 +38,16 @@ export interface DiscoveredPrinter extends ResolvedPrinter {
 
 const SILENT: DiscoveryLogger = { debug() {}, warn() {} }
 
+type UsbIdentity = { vendorId: number; productId: number; serialNumber: string | null }
+
 interface Found {
   key: string
   transport: TransportSpec
+  /** The USB device behind it, when known. */
+  usb: UsbIdentity | null
+  /** Where it is plugged (USB port path), to tell apart two printers of one model without serial numbers. */
+  location: string | null
   deviceId: string | null
-  vendorId: number | null
   /** USB strings, for a name when the Device ID has none. */
   label: string | null
 }
@@ -70,16 +75,19 @@ export async function discoverPrinters(deps: DiscoveryDeps = {}): Promise<Discov
   for (const uri of configured) {
     const match = found.find((f) => sameDevice(uri, f))
     if (match) found.splice(found.indexOf(match), 1)
-    if (uri.language) {
-      printers.push({ ...printerSpecOf(uri, uri.language), languageSource: 'configured', deviceId: match?.deviceId ?? null })
-    } else {
-      const { language, source } = languageOf(match ?? { deviceId: null, vendorId: vendorOf(uri.transport) })
-      printers.push({ ...printerSpecOf(uri, language ?? 'escpos'), languageSource: source, deviceId: match?.deviceId ?? null })
-    }
+    const deviceId = match?.deviceId ?? null
+    const learnt = languageOf(deviceId, match?.usb?.vendorId ?? vendorOf(uri.transport))
+    const [language, languageSource]: [RawLanguage, LanguageSource] = uri.language
+      ? [uri.language, 'configured']
+      : learnt.language
+        ? [learnt.language, learnt.source]
+        : ['escpos', 'default']
+    printers.push({ ...printerSpecOf(uri, language), languageSource, deviceId })
   }
-  for (const spec of deps.serialPorts ?? []) printers.push({ ...spec, languageSource: 'configured', deviceId: null })
+  for (const spec of deps.serialPorts ?? [])
+    printers.push({ ...spec, languageSource: 'configured', deviceId: null })
   for (const f of found.sort((a, b) => (a.key < b.key ? -1 : 1))) {
-    const { language, source } = languageOf(f)
+    const { language, source } = languageOf(f.deviceId, f.usb?.vendorId ?? null)
     if (!language) {
       log.warn({ key: f.key, device_id: f.deviceId }, 'printer speaks no language this hub drives; left out')
       continue
@@ -105,41 +113,48 @@ async function findAll(deps: DiscoveryDeps, log: DiscoveryLogger): Promise<Found
   for (const path of paths) {
     const info = await (deps.usblpInfo ?? readUsblpSysfs)(path).catch(() => null)
     const id = info?.usb ?? null
-    const twin = id
-      ? usb.find(
-          (u) =>
-            u.device.location === id.location ||
-            (id.serialNumber !== null &&
-              u.device.serialNumber === id.serialNumber &&
-              u.device.vendorId === id.vendorId &&
-              u.device.productId === id.productId),
-        )
-      : undefined
+    const twin =
+      id &&
+      usb.find(
+        (u) => u.device.location === id.location || (id.serialNumber !== null && sameUsb(u.device, id)),
+      )
     if (twin) usb.splice(usb.indexOf(twin), 1)
+    const identity = id && { vendorId: id.vendorId, productId: id.productId, serialNumber: id.serialNumber }
     found.push({
-      key: id ? printerKeyOf({ kind: 'usb', ...id }) : printerKeyOf({ kind: 'usblp', path }),
+      key: printerKeyOf(identity ? { kind: 'usb', ...identity } : { kind: 'usblp', path }),
       transport: { kind: 'usblp', path },
+      usb: identity,
+      location: id?.location ?? null,
       deviceId: info?.deviceId ?? twin?.deviceId ?? null,
-      vendorId: id?.vendorId ?? null,
       label: twin ? label(twin.device) : null,
     })
   }
   for (const { device, deviceId } of usb) {
-    const transport: TransportSpec = { ...device, kind: 'usb' }
+    const identity = {
+      vendorId: device.vendorId,
+      productId: device.productId,
+      serialNumber: device.serialNumber,
+    }
+    const transport: TransportSpec = { kind: 'usb', ...identity }
     found.push({
       key: printerKeyOf(transport),
-      transport: { kind: 'usb', vendorId: device.vendorId, productId: device.productId, serialNumber: device.serialNumber },
+      transport,
+      usb: identity,
+      location: device.location,
       deviceId,
-      vendorId: device.vendorId,
       label: label(device),
     })
   }
   // Two printers of one model without serial numbers would share a key: tell them apart by USB port.
   for (const f of found) {
     const twins = found.filter((g) => g.key === f.key)
-    if (twins.length > 1) twins.forEach((g, i) => Object.assign(g, { key: `${g.key}@${locationOf(g, usb) ?? i}` }))
+    if (twins.length > 1) for (const [i, g] of twins.entries()) g.key = `${g.key}@${g.location ?? i}`
   }
   return found
+}
+
+function sameUsb(a: UsbIdentity, b: UsbIdentity): boolean {
+  return a.vendorId === b.vendorId && a.productId === b.productId && a.serialNumber === b.serialNumber
 }
 
 async function defaultUsbBinding(log: DiscoveryLogger): Promise<UsbBinding | null> {
@@ -151,10 +166,6 @@ async function defaultUsbBinding(log: DiscoveryLogger): Promise<UsbBinding | nul
   }
 }
 
-function locationOf(f: Found, usb: { device: { location: string; serialNumber: string | null } }[]): string | null {
-  return f.transport.kind === 'usblp' ? f.transport.path : (usb.find((u) => u.device.serialNumber === null)?.device.location ?? null)
-}
-
 function vendorOf(transport: TransportSpec): number | null {
   return transport.kind === 'usb' ? transport.vendorId : null
 }
@@ -163,16 +174,16 @@ function label(device: { manufacturer: string | null; product: string | null }):
   return [device.manufacturer, device.product].filter(Boolean).join(' ') || null
 }
 
-function languageOf(f: { deviceId: string | null; vendorId: number | null }): {
-  language: RawLanguage | null
-  source: LanguageSource
-} {
-  const id = f.deviceId === null ? null : parseDeviceId(f.deviceId)
+function languageOf(
+  deviceId: string | null,
+  vendorId: number | null,
+): { language: RawLanguage | null; source: LanguageSource } {
+  const id = deviceId === null ? null : parseDeviceId(deviceId)
   const spoken = id && languageOfDeviceId(id)
   if (spoken) return { language: spoken, source: 'device_id' }
   // A Device ID that lists command sets, none of them ours: not a receipt or label printer.
   if (id && id.commandSet.length > 0) return { language: null, source: 'device_id' }
-  const byVendor = f.vendorId === null ? null : languageOfUsbVendor(f.vendorId)
+  const byVendor = vendorId === null ? null : languageOfUsbVendor(vendorId)
   if (byVendor) return { language: byVendor, source: 'vendor_id' }
   return { language: 'escpos', source: 'default' }
 }
@@ -186,14 +197,8 @@ function nameOf(f: Found, language: RawLanguage): string {
 /** Whether a configured URI names the same device as a discovered printer. */
 function sameDevice(uri: PrinterUri, f: Found): boolean {
   if (uri.key === f.key) return true
-  const a = uri.transport
-  const b = f.transport
-  if (a.kind === 'usblp' && b.kind === 'usblp') return a.path === b.path
-  if (a.kind !== 'usb') return false
-  const [vid, pid, serial] = f.key.replace(/@.*$/, '').split(':').slice(1)
-  return (
-    Number.parseInt(vid ?? '', 16) === a.vendorId &&
-    Number.parseInt(pid ?? '', 16) === a.productId &&
-    (a.serialNumber === null || a.serialNumber === serial)
-  )
+  const t = uri.transport
+  if (t.kind === 'usblp') return f.transport.kind === 'usblp' && f.transport.path === t.path
+  if (t.kind !== 'usb' || !f.usb) return false
+  return sameUsb(f.usb, { ...t, serialNumber: t.serialNumber ?? f.usb.serialNumber })
 }

@@ -28,7 +28,12 @@ export function parseDeviceId(text: string): DeviceId {
   return {
     manufacturer: fields.get('MFG') || null,
     model: fields.get('MDL') || null,
-    commandSet: commands ? commands.split(',').map((c) => c.trim()).filter(Boolean) : [],
+    commandSet: commands
+      ? commands
+          .split(',')
+          .map((c) => c.trim())
+          .filter(Boolean)
+      : [],
     fields,
   }
 }

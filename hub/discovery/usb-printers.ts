@@ -1,5 +1,5 @@
-import { USB_CLASS_PRINTER, type UsbBinding, type UsbDeviceInfo } from '../transports/usb-binding.ts'
 import { printerInterfaceOf } from '../transports/usb.ts'
+import { USB_CLASS_PRINTER, type UsbBinding, type UsbDeviceInfo } from '../transports/usb-binding.ts'
 import { readDeviceId } from './ieee1284-device-id.ts'
 
 export interface UsbPrinterFound {

@@ -43,6 +43,8 @@ export class PrinterWorker {
   readonly #waiter = new Waiter()
   #running: Promise<void> | undefined
   #stopped = false
+  /** Set by every wake; the drain loop runs until a pass starts with it clear (no lost wake-ups). */
+  #wanted = false
 
   constructor(printerKey: string, options: WorkerOptions) {
     this.#key = printerKey
@@ -55,8 +57,9 @@ export class PrinterWorker {
 
   /** There may be new work (or a cancel): start, or cut a wait short. */
   wake(): void {
+    this.#wanted = true
     this.#waiter.wake()
-    if (this.#running || this.#stopped) return
+    if (this.#running !== undefined || this.#stopped) return
     this.#running = this.#drain().finally(() => {
       this.#running = undefined
     })
@@ -128,22 +131,27 @@ export class PrinterWorker {
     }
   }
 
+  /**
+   * Downloads the document, retrying while the cloud is unreachable or answering 5xx (a cloud restart must
+   * not fail jobs) for up to `unreachableTimeoutMs`; a refusal (4xx) or a second checksum mismatch fails.
+   */
   async #download(job: SpooledJob): Promise<string | null> {
     const { url, sha256, size_bytes } = job.offer.document
-    for (let attempt = 1; ; attempt++) {
+    const started = Date.now()
+    let mismatches = 0
+    for (let attempt = 0; ; attempt++) {
       try {
         return await this.#o.download(url, sha256, size_bytes)
       } catch (error) {
-        const code = error instanceof CloudError ? error.code : 'document_download_failed'
-        if (code === 'checksum_mismatch' || attempt >= 3) {
-          this.#fail(
-            job,
-            code === 'checksum_mismatch' ? 'checksum_mismatch' : 'document_download_failed',
-            String(error),
-          )
+        const cloudError = error instanceof CloudError ? error : null
+        if (cloudError?.code === 'checksum_mismatch') mismatches++
+        const refused =
+          cloudError?.status !== null && cloudError?.status !== undefined && cloudError.status < 500
+        if (mismatches >= 2 || refused || Date.now() - started >= this.#o.unreachableTimeoutMs) {
+          this.#fail(job, mismatches >= 2 ? 'checksum_mismatch' : 'document_download_failed', String(error))
           return null
         }
-        await this.#waiter.sleep(this.#o.recheckMs * attempt)
+        await this.#waiter.sleep(Math.min(this.#o.recheckMs * 2 ** attempt, 10_000))
         if (!this.#stillQueued(job)) return null
       }
     }

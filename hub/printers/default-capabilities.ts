@@ -27,11 +27,8 @@ export const RECEIPT_DEFAULTS: MediaDefaults = { dpi: 203, width: { min: 58, max
  * ZPL, TSPL and CPCL label printers: 203 dpi desktop models taking 25 to 104 mm (4 inch) wide labels. The
  * length range is deliberately generous; pass height_mm= to state the longest label the printer takes.
  */
-export const LABEL_DEFAULTS: MediaDefaults = {
-  dpi: 203,
-  width: { min: 25, max: 104 },
-  height: { min: 10, max: 1000 },
-}
+const LABEL_LENGTH = { min: 10, max: 1000 }
+export const LABEL_DEFAULTS: MediaDefaults = { dpi: 203, width: { min: 25, max: 104 }, height: LABEL_LENGTH }
 
 export function mediaDefaultsFor(language: RawLanguage): MediaDefaults {
   return language === 'escpos' ? RECEIPT_DEFAULTS : LABEL_DEFAULTS
@@ -54,7 +51,7 @@ export function capabilitiesFor(language: RawLanguage, media: MediaOptions): Pri
     media_height_mm:
       media.heightMm === null
         ? defaults.height && { ...defaults.height }
-        : range(media.heightMm, defaults.height ?? { min: 10, max: 1000 }),
+        : range(media.heightMm, defaults.height ?? LABEL_LENGTH),
     color: false,
     duplex: false,
   }

@@ -41,6 +41,8 @@ export class MqttSession {
   #timer: NodeJS.Timeout | undefined
   #stopped = false
   #session = ''
+  /** Publishes waiting for their PUBACK; failed when the connection closes, so nobody waits forever. */
+  readonly #inFlight = new Set<(error: Error) => void>()
 
   constructor(options: SessionOptions) {
     this.#o = options
@@ -60,9 +62,13 @@ export class MqttSession {
     const client = this.#client
     if (!client?.connected) return Promise.reject(new Error('not connected'))
     return new Promise((resolve, reject) => {
-      client.publish(hubTopic(this.#o.agentId, topic), JSON.stringify(payload), { qos: 1 }, (error) =>
-        error ? reject(error) : resolve(),
-      )
+      const abandon = (error: Error) => reject(error)
+      this.#inFlight.add(abandon)
+      client.publish(hubTopic(this.#o.agentId, topic), JSON.stringify(payload), { qos: 1 }, (error) => {
+        this.#inFlight.delete(abandon)
+        if (error) reject(error)
+        else resolve()
+      })
     })
   }
 
@@ -112,6 +118,8 @@ export class MqttSession {
     client.on('error', (error) => logger.warn({ err: error.message }, 'mqtt error'))
     client.on('close', () => {
       if (this.#client !== client) return
+      for (const abandon of this.#inFlight) abandon(new Error('connection closed before PUBACK'))
+      this.#inFlight.clear()
       if (this.#stopped) return
       const delay = this.#backoff.next()
       logger.info({ retry_in_ms: delay }, 'mqtt connection lost')
@@ -138,8 +146,8 @@ export class MqttSession {
     } catch {
       value = undefined
     }
-    if (target?.topic === 'job-offer' && offerCheck.Check(value)) return this.#o.onOffer(value)
-    if (target?.topic === 'command' && commandCheck.Check(value)) return this.#o.onCommand(value)
-    this.#o.logger.warn({ topic }, 'message from the cloud dropped: it does not match the protocol')
+    if (target?.topic === 'job-offer' && offerCheck.Check(value)) this.#o.onOffer(value)
+    else if (target?.topic === 'command' && commandCheck.Check(value)) this.#o.onCommand(value)
+    else this.#o.logger.warn({ topic }, 'message from the cloud dropped: it does not match the protocol')
   }
 }

@@ -68,15 +68,20 @@ export class SerialTransport implements Transport {
     if (this.#port && !this.#lost) return
     await this.close()
     this.#lost = null
-    const port = this.#createPort(serialOpenOptions(this.#spec))
+    const failed = (error: Error) => {
+      // node-serialport's lock is flock(2) LOCK_EX|LOCK_NB: "Cannot lock port" means another process has it.
+      const kind = /lock|busy/i.test(error.message) ? 'busy' : 'unreachable'
+      return new TransportError(kind, `${this.description}: ${error.message}`, { cause: error })
+    }
+    let port: SerialPortLike
+    try {
+      port = this.#createPort(serialOpenOptions(this.#spec))
+    } catch (error) {
+      throw failed(error as Error) // node-serialport validates options in the constructor
+    }
     port.on('error', (error) => this.#lose(port, error))
     await new Promise<void>((resolve, reject) =>
-      port.open((error) => {
-        if (!error) return resolve()
-        port.removeAllListeners()
-        const kind = /lock|busy/i.test(error.message) ? 'busy' : 'unreachable'
-        reject(new TransportError(kind, `${this.description}: ${error.message}`, { cause: error }))
-      }),
+      port.open((error) => (error ? reject(failed(error)) : resolve())),
     )
     port.on('data', (chunk) => this.#replies.push(chunk))
     port.on('close', (error) => this.#lose(port, error ?? new Error('port closed')))

@@ -1,5 +1,5 @@
 import type { ChildProcess } from 'node:child_process'
-import { exitOf, runCli, spawnCli, waitForLogLine } from '../helpers/cli.ts'
+import { exitOf, hasExited, runCli, spawnCli, waitForLogLine } from '../helpers/cli.ts'
 import { freePort } from '../helpers/free-port.ts'
 import { tempDir } from '../helpers/temp-dir.ts'
 
@@ -30,6 +30,12 @@ export interface HubProcess {
 }
 
 const running = new Set<ChildProcess>()
+const hubs: HubProcess[] = []
+
+/** Hubs started so far (the latest last). */
+export function runningHubs(): HubProcess[] {
+  return hubs.filter((hub) => !hasExited(hub.process))
+}
 const dirs: { remove(): void }[] = []
 
 function collect(child: ChildProcess): string[] {
@@ -44,11 +50,11 @@ function tracked(child: ChildProcess) {
   child.once('exit', () => running.delete(child))
   return {
     async stop() {
-      if (child.exitCode === null) child.kill('SIGTERM')
+      if (!hasExited(child)) child.kill('SIGTERM')
       return exitOf(child)
     },
     async kill() {
-      if (child.exitCode === null) child.kill('SIGKILL')
+      if (!hasExited(child)) child.kill('SIGKILL')
       await exitOf(child)
     },
   }
@@ -87,6 +93,7 @@ export async function startCloudProcess(
   }
   const child = spawnCli('cloud/cli.ts', ['serve'], env)
   const logs = collect(child)
+  const control = tracked(child)
   await waitForLogLine(child, (line) => line.msg === 'cloud ready')
   const dir = dataDir
   return {
@@ -101,7 +108,8 @@ export async function startCloudProcess(
       if (result.status !== 0) throw new Error(`cloud ${args.join(' ')} failed: ${result.stderr}`)
       return JSON.parse(result.stdout) as Record<string, string>
     },
-    ...tracked(child),
+    stop: control.stop,
+    kill: control.kill,
   }
 }
 
@@ -123,12 +131,23 @@ export async function startHubProcess(options: {
   for (const printer of options.printers) args.push('--printer', printer)
   const child = spawnCli('hub/cli.ts', args, { ...FAST_HUB_ENV, ...options.env })
   const logs = collect(child)
+  const control = tracked(child)
   const ready = await waitForLogLine(child, (line) => line.msg === 'hub ready')
-  return { dataDir, process: child, logs, agentId: String(ready.agent_id), ...tracked(child) }
+  const hub = {
+    dataDir,
+    process: child,
+    logs,
+    agentId: String(ready.agent_id),
+    stop: control.stop,
+    kill: control.kill,
+  }
+  hubs.push(hub)
+  return hub
 }
 
 /** Stops every process still running and removes the temp dirs. */
 export async function stopAll(): Promise<void> {
+  hubs.length = 0
   for (const child of running) child.kill('SIGKILL')
   await Promise.all([...running].map((child) => exitOf(child)))
   for (const dir of dirs.splice(0)) dir.remove()

@@ -49,7 +49,13 @@ export function waitForLogLine(child: ChildProcess, match: (line: Record<string,
   })
 }
 
+/** Whether the process has ended (by exiting, or by a signal). */
+export function hasExited(child: ChildProcess): boolean {
+  return child.exitCode !== null || child.signalCode !== null
+}
+
+/** The exit code once the process ended; null when a signal ended it. */
 export function exitOf(child: ChildProcess): Promise<number | null> {
-  if (child.exitCode !== null) return Promise.resolve(child.exitCode)
+  if (hasExited(child)) return Promise.resolve(child.exitCode)
   return new Promise((resolve) => child.once('exit', (code) => resolve(code)))
 }

@@ -1,3 +1,4 @@
+import { existsSync } from 'node:fs'
 import { afterEach, describe, expect, it } from 'vitest'
 import { createTransport } from '../../../hub/transports/open-transport.ts'
 import { TransportError } from '../../../hub/transports/transport.ts'
@@ -144,5 +145,14 @@ describe('usb transport', () => {
     expect(failure).toBeInstanceOf(TransportError)
     expect((failure as TransportError).kind).toBe('unreachable')
     await transport.close()
+  })
+
+  it('has a node-usb binding that lists no devices on a host without a bus and refuses unknown ones', async () => {
+    const { libusbBinding } = await import('../../../hub/transports/usb-binding-libusb.ts')
+    const real = libusbBinding()
+    const devices = await real.listDevices({ interfaceClass: 7 })
+    expect(Array.isArray(devices)).toBe(true)
+    if (!existsSync('/dev/bus/usb')) expect(devices).toEqual([])
+    await expect(real.open('99-9.9')).rejects.toMatchObject({ name: 'UsbError', code: 'no_device' })
   })
 })

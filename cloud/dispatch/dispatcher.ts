@@ -37,7 +37,9 @@ export class Dispatcher {
     await bus.subscribe('state', (agentId, s) => this.#state(agentId, s))
     await bus.subscribe('job-ack', (agentId, a) => this.#ack(agentId, a))
     await bus.subscribe('job-status', (agentId, s) => this.#status(agentId, s))
-    this.#sweep = setInterval(() => this.expireStale(), this.#o.expirySweepMs ?? 15_000)
+    const sweepMs =
+      this.#o.expirySweepMs ?? Math.min(15_000, Math.max(250, (this.#o.pendingExpirySeconds * 1000) / 4))
+    this.#sweep = setInterval(() => this.expireStale(), sweepMs)
     this.#sweep.unref()
   }
 

@@ -122,7 +122,8 @@ describe('never lose, never double (real processes)', { timeout: 120_000 }, () =
       mqttPort: cloud.mqttPort,
     })
     api.setBaseUrl(again.url)
-    await api.waitForPrinters(1)
+    // The printer keeps its id across the restart.
+    expect((await api.waitForPrinters(1)).map((p) => p.printer_id)).toEqual([printerId])
     for (let n = 15; n < 30; n++) {
       const bytes = receipt(n)
       jobs.push({ job: await api.printRaw(printerId, bytes, 'escpos'), bytes })

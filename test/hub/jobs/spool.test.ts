@@ -1,0 +1,104 @@
+import path from 'node:path'
+import { afterEach, beforeEach, describe, expect, it } from 'vitest'
+import { Spool } from '../../../hub/jobs/spool.ts'
+import type { JobOffer } from '../../../protocol/hub-messages.ts'
+import { PRINT_OPTION_DEFAULTS } from '../../../protocol/print-job.ts'
+import { tempDir } from '../../helpers/temp-dir.ts'
+
+const offer = (n: number, printerKey = 'socket://127.0.0.1:9100'): JobOffer => ({
+  v: 1,
+  print_job_id: `00000000-0000-4000-8000-${String(n).padStart(12, '0')}`,
+  printer_id: '11111111-1111-4111-8111-111111111111',
+  printer_key: printerKey,
+  document: {
+    document_id: '22222222-2222-4222-8222-222222222222',
+    url: 'http://127.0.0.1:1/agent-api/v1/documents/22222222-2222-4222-8222-222222222222',
+    sha256: 'a'.repeat(64),
+    size_bytes: 10,
+    format: 'raw',
+    raw_language: 'escpos',
+  },
+  options: PRINT_OPTION_DEFAULTS,
+  created_at: new Date(Date.UTC(2026, 10, 22, 0, 0, n)).toISOString(),
+  expires_at: new Date(Date.UTC(2026, 10, 23)).toISOString(),
+})
+
+describe('the hub spool (real SQLite file)', () => {
+  let dir: ReturnType<typeof tempDir>
+  let file: string
+  let spool: Spool
+  beforeEach(() => {
+    dir = tempDir('spool-')
+    file = path.join(dir.path, 'spool.sqlite')
+    spool = new Spool(file)
+  })
+  afterEach(() => {
+    spool.close()
+    dir.remove()
+  })
+
+  const topics = () =>
+    spool.outbox().map((m) => `${m.topic}:${'status' in m.payload ? m.payload.status : 'ack'}`)
+
+  it('keeps a job once however often it is offered, and acknowledges every offer', () => {
+    expect(spool.accept(offer(1))).toBe(true)
+    expect(spool.accept(offer(1))).toBe(false)
+    expect(topics()).toEqual(['job-ack:ack', 'job-ack:ack'])
+    expect(spool.next('socket://127.0.0.1:9100')?.print_job_id).toBe(offer(1).print_job_id)
+  })
+
+  it('hands out a printer’s jobs in creation order, whatever order they arrived in', () => {
+    spool.accept(offer(3))
+    spool.accept(offer(1))
+    spool.accept(offer(2, 'other'))
+    expect(spool.next('socket://127.0.0.1:9100')?.print_job_id).toBe(offer(1).print_job_id)
+    expect(spool.next('other')?.print_job_id).toBe(offer(2).print_job_id)
+    expect(spool.printerKeysWithWork().sort()).toEqual(['other', 'socket://127.0.0.1:9100'])
+  })
+
+  it('moves queued → printing → printed once, queuing each report', () => {
+    const id = offer(1).print_job_id
+    spool.accept(offer(1))
+    expect(spool.startPrinting(id)).toBe(true)
+    expect(spool.startPrinting(id)).toBe(false)
+    expect(spool.finish(id)).toBe(true)
+    expect(spool.finish(id)).toBe(false)
+    expect(topics()).toEqual(['job-ack:ack', 'job-status:printing', 'job-status:printed'])
+  })
+
+  it('fails a job found printing after a crash with `interrupted`, and never hands it out again', () => {
+    const id = offer(1).print_job_id
+    spool.accept(offer(1))
+    spool.startPrinting(id)
+    spool.close()
+    spool = new Spool(file)
+    expect(spool.recoverInterrupted()).toEqual([id])
+    expect(spool.find(id)?.state).toBe('failed')
+    expect(spool.next('socket://127.0.0.1:9100')).toBeUndefined()
+    const last = spool.outbox().at(-1)?.payload
+    expect(last).toMatchObject({ status: 'failed', failure_reason: 'interrupted' })
+    // Offered again by a cloud that missed the report: the failure is reported again, nothing reprints.
+    expect(spool.accept(offer(1))).toBe(false)
+    expect(spool.outbox().at(-1)?.payload).toMatchObject({ status: 'failed', failure_reason: 'interrupted' })
+    expect(spool.next('socket://127.0.0.1:9100')).toBeUndefined()
+  })
+
+  it('cancels only a job that has not started', () => {
+    spool.accept(offer(1))
+    spool.accept(offer(2))
+    spool.startPrinting(offer(2).print_job_id)
+    expect(spool.cancel(offer(1).print_job_id)).toBe(true)
+    expect(spool.cancel(offer(2).print_job_id)).toBe(false)
+    expect(spool.find(offer(1).print_job_id)?.state).toBe('cancelled')
+  })
+
+  it('keeps the outbox until each message is delivered, across a restart', () => {
+    spool.accept(offer(1))
+    spool.accept(offer(2))
+    const [first] = spool.outbox()
+    spool.delivered(first!.seq)
+    spool.close()
+    spool = new Spool(file)
+    expect(spool.outbox().map((m) => m.payload.print_job_id)).toEqual([offer(2).print_job_id])
+  })
+})

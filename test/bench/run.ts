@@ -1,4 +1,6 @@
 import { benchApiCreateJobs } from './api-create-jobs.ts'
+import { benchEndToEnd } from './e2e-latency.ts'
 
 /** `npm run bench`: every benchmark under test/bench, one after the other, each printing its figures. */
 await benchApiCreateJobs()
+await benchEndToEnd()

@@ -1,3 +1,4 @@
+import { readdir, rm } from 'node:fs/promises'
 import { arch, hostname, platform } from 'node:os'
 import path from 'node:path'
 import type { Logger } from 'pino'
@@ -13,6 +14,8 @@ import { MqttSession } from './session/mqtt-session.ts'
 import type { Transport } from './transports/transport.ts'
 
 export const AGENT_VERSION = '0.1.0'
+const HOUSEKEEPING_MS = 3600_000
+const KEEP_FINISHED_MS = 7 * 24 * 3600_000
 
 export interface AgentTimings {
   /** Health of idle printers is polled this often. */
@@ -57,6 +60,7 @@ export class HubAgent {
   readonly #workers = new Map<string, PrinterWorker>()
   readonly #cloud: CloudClient
   #poller: NodeJS.Timeout | undefined
+  #housekeeping: NodeJS.Timeout | undefined
   #flushing: Promise<void> | undefined
   #flushAgain = false
   #stopped = false
@@ -116,11 +120,26 @@ export class HubAgent {
     this.#session.start()
     for (const key of this.#spool.printerKeysWithWork()) this.#workers.get(key)?.wake()
     this.#pollHealth()
+    void this.#tidy()
+    this.#housekeeping = setInterval(() => void this.#tidy(), HOUSEKEEPING_MS)
+    this.#housekeeping.unref()
+  }
+
+  /** Forgets jobs finished a week ago and deletes downloaded documents no unfinished job needs. */
+  async #tidy(): Promise<void> {
+    this.#spool.prune(new Date(Date.now() - KEEP_FINISHED_MS))
+    const dir = path.join(this.#o.dataDir, 'documents')
+    const inUse = this.#spool.documentsInUse()
+    const files = await readdir(dir).catch(() => [] as string[])
+    for (const file of files) {
+      if (!inUse.has(file) && !file.endsWith('.part')) await rm(path.join(dir, file), { force: true })
+    }
   }
 
   async stop(): Promise<void> {
     this.#stopped = true
     clearTimeout(this.#poller)
+    clearInterval(this.#housekeeping)
     await Promise.all([...this.#workers.values()].map((w) => w.stop()))
     await this.flush()
     await this.#session.stop()

@@ -4,8 +4,9 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 
 # ghostscript: PDF inspection (cloud) and rendering (hub). openssl: test certificates.
+# socat: the pty pair the serial-printer tests run over.
 # python3, make, g++: better-sqlite3 compiles from source where no prebuilt binary is reachable.
-apt_packages=(ghostscript openssl python3 make g++)
+apt_packages=(ghostscript openssl socat python3 make g++)
 missing=()
 for pkg in "${apt_packages[@]}"; do
   dpkg-query -W -f='${Status}' "$pkg" 2>/dev/null | grep -q 'install ok installed' || missing+=("$pkg")

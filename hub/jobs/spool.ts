@@ -90,6 +90,9 @@ export class Spool {
         'SELECT * FROM outbox ORDER BY seq LIMIT ?',
       ),
       sent: db.prepare('DELETE FROM outbox WHERE seq = ?'),
+      active: db.prepare<[], { offer: string }>(
+        `SELECT offer FROM jobs WHERE state IN ('queued', 'printing')`,
+      ),
       prune: db.prepare(
         `DELETE FROM jobs WHERE state IN ('printed', 'failed', 'cancelled') AND updated_at < ?`,
       ),
@@ -198,6 +201,11 @@ export class Spool {
   /** The broker acknowledged the message (PUBACK): it need not be sent again. */
   delivered(seq: number): void {
     this.#s.sent.run(seq)
+  }
+
+  /** SHA-256 of the documents that queued or printing jobs still need. */
+  documentsInUse(): Set<string> {
+    return new Set(this.#s.active.all().map((r) => (JSON.parse(r.offer) as JobOffer).document.sha256))
   }
 
   /** Forgets finished jobs older than `before`. */

@@ -73,6 +73,13 @@ export class PrinterWorker {
   }
 
   async #drain(): Promise<void> {
+    while (this.#wanted && !this.#stopped) {
+      this.#wanted = false
+      await this.#printQueued()
+    }
+  }
+
+  async #printQueued(): Promise<void> {
     for (
       let job = this.#o.spool.next(this.#key);
       job && !this.#stopped;

@@ -2,21 +2,13 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { freePort } from '../helpers/free-port.ts'
 import { type PrinterSimulator, startPrinterSimulator } from '../simulators/printer-simulator.ts'
 import { ApiClient } from './api-client.ts'
-import {
-  type CloudProcess,
-  type HubProcess,
-  setUpAccount,
-  startCloudProcess,
-  startHubProcess,
-  stopAll,
-} from './harness.ts'
+import { type CloudProcess, setUpAccount, startCloudProcess, startHubProcess, stopAll } from './harness.ts'
 
 const RECEIPT = Buffer.from('\x1b@Paper test\n\x1dVB\x00', 'latin1')
 const LABEL = Buffer.from('^XA^FO20,20^A0N,30,30^FDCover test^FS^XZ')
 
 describe('printer conditions, through real processes', { timeout: 120_000 }, () => {
   let cloud: CloudProcess
-  let hub: HubProcess
   let api: ApiClient
   let receipt: PrinterSimulator
   let label: PrinterSimulator
@@ -32,7 +24,7 @@ describe('printer conditions, through real processes', { timeout: 120_000 }, () 
     label = await startPrinterSimulator({ language: 'zpl' })
     silent = await startPrinterSimulator({ language: 'escpos', answersStatus: false })
     unreachablePort = await freePort()
-    hub = await startHubProcess({
+    await startHubProcess({
       cloudUrl: cloud.url,
       enroll: account.enrollmentToken,
       printers: [

@@ -108,7 +108,7 @@ export class Dispatcher {
     if (!agent) return
     const at = new Date().toISOString()
     storage.agents.setReportedVersion(agentId, state.agent_version, at)
-    storage.printers.syncFromHub(agent.account_id, agentId, state.printers, at)
+    storage.printers.syncFromHub(agent.account_id, agentId, state.printers, at, agent.online)
   }
 
   async #ack(agentId: string, ack: HubPayload<'job-ack'>): Promise<void> {

@@ -28,9 +28,16 @@ export interface PrinterRepository {
   insert(printer: NewPrinter): Printer
   /**
    * Makes the agent's printers what its hub reports: each reported printer is created or updated (its id
-   * derived from agent and key) and marked online; the agent's other printers go offline.
+   * derived from agent and key) and is online while its hub is (a report that arrives after the hub went
+   * offline cannot bring it back); the agent's other printers go offline.
    */
-  syncFromHub(accountId: string, agentId: string, printers: HubPrinter[], at: string): void
+  syncFromHub(
+    accountId: string,
+    agentId: string,
+    printers: HubPrinter[],
+    at: string,
+    agentOnline: boolean,
+  ): void
   setAgentPrintersOffline(agentId: string, at: string): void
   locate(printerId: string): PrinterLocation | undefined
   findById(accountId: string, printerId: string): Printer | undefined
@@ -80,9 +87,9 @@ export function createPrinterRepository(db: SqliteDatabase): PrinterRepository {
   const upsert = db.prepare(
     `INSERT INTO printers (printer_id, account_id, agent_id, name, capabilities, online, last_seen_at, created_at,
        printer_key, uri, health)
-     VALUES (@printer_id, @account_id, @agent_id, @name, @capabilities, 1, @at, @at, @key, @uri, @health)
+     VALUES (@printer_id, @account_id, @agent_id, @name, @capabilities, @online, @at, @at, @key, @uri, @health)
      ON CONFLICT (printer_id) DO UPDATE SET name = excluded.name, capabilities = excluded.capabilities,
-       online = 1, last_seen_at = excluded.last_seen_at, uri = excluded.uri, health = excluded.health`,
+       online = excluded.online, last_seen_at = excluded.last_seen_at, uri = excluded.uri, health = excluded.health`,
   )
   const othersOffline = db.prepare<[string, string]>(
     'UPDATE printers SET online = 0 WHERE agent_id = ? AND online = 1 AND printer_id NOT IN (SELECT value FROM json_each(?))',
@@ -93,27 +100,31 @@ export function createPrinterRepository(db: SqliteDatabase): PrinterRepository {
   const locate = db.prepare<[string], PrinterLocation>(
     'SELECT printer_id, account_id, agent_id, printer_key FROM printers WHERE printer_id = ?',
   )
-  const sync = db.transaction((accountId: string, agentId: string, printers: HubPrinter[], at: string) => {
-    const ids: string[] = []
-    for (const p of printers) {
-      const printerId = printerIdFor(agentId, p.key)
-      ids.push(printerId)
-      upsert.run({
-        printer_id: printerId,
-        account_id: accountId,
-        agent_id: agentId,
-        name: p.name,
-        capabilities: JSON.stringify(p.capabilities),
-        at,
-        key: p.key,
-        uri: p.uri,
-        health: JSON.stringify(p.health),
-      })
-    }
-    othersOffline.run(agentId, JSON.stringify(ids))
-  })
+  const sync = db.transaction(
+    (accountId: string, agentId: string, printers: HubPrinter[], at: string, agentOnline: boolean) => {
+      const ids: string[] = []
+      for (const p of printers) {
+        const printerId = printerIdFor(agentId, p.key)
+        ids.push(printerId)
+        upsert.run({
+          printer_id: printerId,
+          account_id: accountId,
+          agent_id: agentId,
+          name: p.name,
+          capabilities: JSON.stringify(p.capabilities),
+          at,
+          key: p.key,
+          uri: p.uri,
+          health: JSON.stringify(p.health),
+          online: agentOnline ? 1 : 0,
+        })
+      }
+      othersOffline.run(agentId, JSON.stringify(ids))
+    },
+  )
   return {
-    syncFromHub: (accountId, agentId, printers, at) => sync.immediate(accountId, agentId, printers, at),
+    syncFromHub: (accountId, agentId, printers, at, agentOnline) =>
+      sync.immediate(accountId, agentId, printers, at, agentOnline),
     setAgentPrintersOffline(agentId, at) {
       allOffline.run(at, agentId)
     },

@@ -164,6 +164,12 @@ function report(r: Results): void {
     `  spawn → 'hub ready' log line:   median ${median(ready).toFixed(0)} ms (${range(ready)})`,
     `  spawn → printer online in API:  median ${median(online).toFixed(0)} ms (${range(online)})`,
     `  runtime floor, empty \`node --import tsx\` program, spawn → first line: median ${r.baseline.startMs.toFixed(0)} ms`,
+    ...(r.startUps.staleOnline > 0
+      ? [
+          `  note: after ${r.startUps.staleOnline} of ${STARTS} clean stops (SIGTERM) the API still showed the printer online`,
+          "  3 s later: a state report processed after the hub's offline presence marks its printers online again.",
+        ]
+      : []),
   ]
   for (const line of lines) console.log(line)
 }

@@ -75,27 +75,39 @@ export function hubMemory(hub: HubProcess): HubMemory {
   }
 }
 
-async function until(what: string, check: () => Promise<boolean>, timeoutMs = 20_000): Promise<void> {
+/** Polls `check` every ~5 ms; resolves true when it held, false after `timeoutMs`. */
+async function until(check: () => Promise<boolean>, timeoutMs: number): Promise<boolean> {
   const deadline = Date.now() + timeoutMs
   while (!(await check())) {
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`)
+    if (Date.now() > deadline) return false
     await new Promise((r) => setTimeout(r, 5))
   }
+  return true
 }
 
-export const printerOnline = async (api: ApiClient, printerId: string) =>
-  (await api.printers()).some((p) => p.printer_id === printerId && p.online)
+/** Whether the printer is online in the API with a report newer than `sinceWallMs` (0: any). */
+export const printerOnline = async (api: ApiClient, printerId: string, sinceWallMs = 0) =>
+  (await api.printers()).some(
+    (p) =>
+      p.printer_id === printerId &&
+      p.online &&
+      Date.parse(p.last_seen_at ?? '1970-01-01T00:00:00Z') >= sinceWallMs,
+  )
 
 export interface StartUp {
   /** spawn of `hub run` → its `hub ready` log line (configuration read, identity loaded, agent started). */
   readyMs: number
-  /** spawn of `hub run` → the printer shows `online: true` in GET /api/v1/printers (polled every ~5 ms). */
+  /**
+   * spawn of `hub run` → the printer shows `online: true` in GET /api/v1/printers with a `last_seen_at` after
+   * the spawn, i.e. reported by the new process (polled every ~5 ms).
+   */
   onlineMs: number
 }
 
 /**
- * Stops `hub` (SIGTERM: it reports itself offline), waits for its printer to show offline, then starts it
- * again from the same, already enrolled data directory (no token) `times` times. Returns the running hub.
+ * Stops `hub` (SIGTERM: it reports itself offline), waits up to 3 s for its printer to show offline, then starts
+ * it again from the same, already enrolled data directory (no token), `times` times. `staleOnline` counts the
+ * stops after which the API still showed the printer online 3 s later (it should not: see the report).
  */
 export async function measureStartUps(options: {
   hub: HubProcess
@@ -105,13 +117,17 @@ export async function measureStartUps(options: {
   printerId: string
   env: Record<string, string>
   times: number
-}): Promise<{ hub: HubProcess; runs: StartUp[] }> {
+}): Promise<{ hub: HubProcess; runs: StartUp[]; staleOnline: number }> {
   const { api, printerId } = options
   let hub = options.hub
   const runs: StartUp[] = []
+  let staleOnline = 0
   for (let i = 0; i < options.times; i++) {
+    // Let the hub settle (first health poll, state report) so that the stop does not race its start.
+    await new Promise((r) => setTimeout(r, 500))
     await hub.stop()
-    await until('the printer to go offline', async () => !(await printerOnline(api, printerId)))
+    if (!(await until(async () => !(await printerOnline(api, printerId)), 3000))) staleOnline++
+    const spawnedAt = Date.now()
     const t0 = nowMs()
     hub = await startHubProcess({
       cloudUrl: options.cloudUrl,
@@ -120,10 +136,11 @@ export async function measureStartUps(options: {
       env: options.env,
     })
     const readyMs = nowMs() - t0
-    await until('the printer to come online', () => printerOnline(api, printerId))
+    if (!(await until(() => printerOnline(api, printerId, spawnedAt), 20_000)))
+      throw new Error('the restarted hub did not bring its printer online within 20 s')
     runs.push({ readyMs, onlineMs: nowMs() - t0 })
   }
-  return { hub, runs }
+  return { hub, runs, staleOnline }
 }
 
 /**

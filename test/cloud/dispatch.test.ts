@@ -254,6 +254,15 @@ describe('the dispatcher and the agent API, with an MQTT client standing in for 
     await until(() => full.cloud.storage.agents.findById(hub.agent_id)?.online === false)
     const { body } = await api<{ data: { online: boolean }[] }>('GET', '/api/v1/printers')
     expect(body.data.every((p) => !p.online)).toBe(true)
+    // A state report sent just before the hub went away cannot bring its printers back online.
+    await publish('state', {
+      agent_version: '9.9.9',
+      host: { hostname: 'pi', platform: 'linux', arch: 'arm64' },
+      printers: [printer('receipt-1')],
+    })
+    await new Promise((r) => setTimeout(r, 100))
+    const after = await api<{ data: { online: boolean }[] }>('GET', '/api/v1/printers')
+    expect(after.body.data.every((p) => !p.online)).toBe(true)
   })
 
   it('refuses an expired enrollment token', async () => {

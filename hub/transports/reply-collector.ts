@@ -47,6 +47,25 @@ export class ReplyCollector {
     })
   }
 
+  /**
+   * One status query on a stream transport: open the collection, send the request, and wait for the reply.
+   * If the request cannot be sent, the collection is closed and the send error is thrown.
+   */
+  async request(
+    send: () => Promise<void>,
+    options: { timeoutMs: number; isComplete: (reply: Buffer) => boolean },
+  ): Promise<Buffer | null> {
+    const reply = this.collect(options)
+    try {
+      await send()
+    } catch (error) {
+      this.cancel()
+      await reply
+      throw error
+    }
+    return reply
+  }
+
   /** Ends the open collection with null (the request could not be sent; nothing to wait for). */
   cancel(): void {
     this.#pending?.settle(null)

@@ -98,15 +98,7 @@ export class SerialTransport implements Transport {
   ): Promise<Buffer | null> {
     return this.#queue.run(async () => {
       this.#usable()
-      const reply = this.#replies.collect(options)
-      try {
-        await this.#write(request)
-      } catch (error) {
-        this.#replies.cancel()
-        await reply
-        throw error
-      }
-      return reply
+      return this.#replies.request(() => this.#write(request), options)
     })
   }
 

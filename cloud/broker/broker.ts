@@ -52,9 +52,12 @@ export async function startBroker(options: BrokerOptions): Promise<EmbeddedBroke
     port,
     bus: createEmbeddedHubBus(broker, logger),
     connectedClients: () => broker.connectedClients,
+    // Stop accepting first, so that a hub reconnecting at once cannot slip in after its clients are closed;
+    // the listener's callback comes once every connection has ended.
     close: () =>
       new Promise<void>((resolve) => {
-        broker.close(() => server.close(() => resolve()))
+        server.close(() => resolve())
+        broker.close()
       }),
   }
 }

@@ -61,6 +61,10 @@ export class MqttSession {
   publish<T extends HubTopic>(topic: T, payload: HubPayload<T>): Promise<void> {
     const client = this.#client
     if (!client?.connected) return Promise.reject(new Error('not connected'))
+    return this.#publishOn(client, topic, payload)
+  }
+
+  #publishOn<T extends HubTopic>(client: MqttClient, topic: T, payload: HubPayload<T>): Promise<void> {
     return new Promise((resolve, reject) => {
       const abandon = (error: Error) => reject(error)
       this.#inFlight.add(abandon)
@@ -76,13 +80,23 @@ export class MqttSession {
     this.#stopped = true
     clearTimeout(this.#timer)
     const client = this.#client
+    this.#client = undefined
     if (!client) return
     if (client.connected) {
-      await this.publish('presence', { v: PROTOCOL_VERSION, online: false, session: this.#session }).catch(
-        () => {},
-      )
+      await this.#publishOn(client, 'presence', {
+        v: PROTOCOL_VERSION,
+        online: false,
+        session: this.#session,
+      }).catch(() => {})
     }
-    await client.endAsync().catch(() => {})
+    // A forced end of a client that is still connecting or already gone must not keep the hub from exiting.
+    await new Promise<void>((resolve) => {
+      const timer = setTimeout(resolve, 2000)
+      client.end(!client.connected, {}, () => {
+        clearTimeout(timer)
+        resolve()
+      })
+    })
   }
 
   #connect(): void {
@@ -117,13 +131,14 @@ export class MqttSession {
     client.on('message', (topic, payload) => this.#onMessage(topic, payload))
     client.on('error', (error) => logger.warn({ err: error.message }, 'mqtt error'))
     client.on('close', () => {
-      if (this.#client !== client) return
       for (const abandon of this.#inFlight) abandon(new Error('connection closed before PUBACK'))
       this.#inFlight.clear()
-      if (this.#stopped) return
+      if (this.#client !== client || this.#stopped) return
       const delay = this.#backoff.next()
       logger.info({ retry_in_ms: delay }, 'mqtt connection lost')
+      this.#client = undefined
       client.removeAllListeners()
+      client.on('error', () => {})
       client.end(true)
       this.#timer = setTimeout(() => this.#connect(), delay)
     })

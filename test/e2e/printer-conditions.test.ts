@@ -130,9 +130,17 @@ describe('jobs left pending too long', { timeout: 60_000 }, () => {
     const job = await api.printRaw(printer_id, RECEIPT, 'escpos')
     const done = await api.waitForJob(job.print_job_id, ['failed'], 40_000)
     expect(done).toMatchObject({ status: 'failed', failure_reason: 'expired' })
-    await startHubProcess({ cloudUrl: cloud.url, dataDir: hub.dataDir, printers: [printer.uri] })
+    const again = await startHubProcess({
+      cloudUrl: cloud.url,
+      dataDir: hub.dataDir,
+      printers: [printer.uri],
+    })
     await new Promise((r) => setTimeout(r, 1000))
     expect(printer.received().length).toBe(0)
     await printer.close()
+    // With its cloud gone the hub keeps retrying, and still stops cleanly when told to.
+    await cloud.kill()
+    await new Promise((r) => setTimeout(r, 500))
+    expect(await again.stop()).toBe(0)
   })
 })

@@ -1,0 +1,119 @@
+import { createServer, type Server } from 'node:net'
+import { Aedes } from 'aedes'
+import { pino } from 'pino'
+import { afterEach, describe, expect, it } from 'vitest'
+import { Backoff } from '../../../hub/session/backoff.ts'
+import { MqttSession } from '../../../hub/session/mqtt-session.ts'
+import type { HubPayload } from '../../../protocol/hub-messages.ts'
+import { PRINT_OPTION_DEFAULTS } from '../../../protocol/print-job.ts'
+import { freePort } from '../../helpers/free-port.ts'
+
+const AGENT = '0b3a2a36-1d2e-4c55-9d0e-9d6f1b2c3d4e'
+const OFFER: HubPayload<'job-offer'> = {
+  v: 1,
+  print_job_id: '6f1c2b7e-8d4a-4e6f-9a0b-1c2d3e4f5a6b',
+  printer_id: '11111111-1111-4111-8111-111111111111',
+  printer_key: 'socket://127.0.0.1:9100',
+  document: {
+    document_id: '22222222-2222-4222-8222-222222222222',
+    url: 'http://127.0.0.1:1/x',
+    sha256: 'a'.repeat(64),
+    size_bytes: 3,
+    format: 'raw',
+    raw_language: 'escpos',
+  },
+  options: PRINT_OPTION_DEFAULTS,
+  created_at: '2026-11-22T00:00:00.000Z',
+  expires_at: '2026-11-22T01:00:00.000Z',
+}
+
+/** A plain aedes broker on loopback (no policy: this tests the hub's side of the session). */
+async function startBroker(port: number) {
+  const broker = await Aedes.createBroker()
+  const server: Server = createServer(broker.handle)
+  await new Promise<void>((resolve) => server.listen(port, '127.0.0.1', resolve))
+  const published: { topic: string; payload: string }[] = []
+  broker.on('publish', (packet, client) => {
+    if (client) published.push({ topic: packet.topic, payload: packet.payload.toString() })
+  })
+  const send = (topic: string, payload: string) =>
+    new Promise<void>((resolve) =>
+      broker.publish(
+        { cmd: 'publish', topic, payload: Buffer.from(payload), qos: 1, retain: false, dup: false },
+        () => resolve(),
+      ),
+    )
+  const close = () =>
+    new Promise<void>((resolve) => {
+      server.close(() => resolve())
+      broker.close()
+    })
+  return { broker, published, send, close }
+}
+
+async function until(check: () => boolean, timeoutMs = 10_000) {
+  const deadline = Date.now() + timeoutMs
+  while (!check()) {
+    if (Date.now() > deadline) throw new Error('condition not met in time')
+    await new Promise((r) => setTimeout(r, 10))
+  }
+}
+
+describe("the hub's MQTT session", () => {
+  const stops: (() => Promise<void>)[] = []
+  afterEach(async () => {
+    for (const stop of stops.splice(0).reverse()) await stop()
+  })
+
+  it('announces itself, takes only offers and commands that match the protocol, and reconnects after the broker restarts', async () => {
+    const port = await freePort()
+    let broker = await startBroker(port)
+    const offers: unknown[] = []
+    const commands: unknown[] = []
+    let connects = 0
+    const session = new MqttSession({
+      mqttUrl: `mqtt://127.0.0.1:${port}`,
+      agentId: AGENT,
+      credential: 'hub_test',
+      keepaliveSeconds: 5,
+      logger: pino({ level: 'silent' }),
+      onConnected: () => {
+        connects++
+      },
+      onOffer: (offer) => offers.push(offer),
+      onCommand: (command) => commands.push(command),
+      backoff: new Backoff(50, 200),
+    })
+    session.start()
+    stops.push(() => session.stop())
+    await until(() => connects === 1)
+    expect(broker.published.map((p) => [p.topic, JSON.parse(p.payload).online])).toEqual([
+      [`hubs/${AGENT}/presence`, true],
+    ])
+
+    for (const junk of [
+      'not json',
+      '{}',
+      JSON.stringify({ ...OFFER, v: 2 }),
+      JSON.stringify({ ...OFFER, print_job_id: 'x' }),
+    ]) {
+      await broker.send(`hubs/${AGENT}/job-offer`, junk)
+    }
+    await broker.send(`hubs/${AGENT}/command`, JSON.stringify({ v: 1, command: 'format_disk' }))
+    await broker.send(`hubs/${AGENT}/job-offer`, JSON.stringify(OFFER))
+    await broker.send(`hubs/${AGENT}/command`, JSON.stringify({ v: 1, command: 'refresh_state' }))
+    await until(() => offers.length === 1 && commands.length === 1)
+    expect(offers).toEqual([OFFER])
+    expect(commands).toEqual([{ v: 1, command: 'refresh_state' }])
+
+    await broker.close()
+    await expect(
+      session.publish('job-ack', { v: 1, print_job_id: OFFER.print_job_id, at: OFFER.created_at }),
+    ).rejects.toThrow()
+    broker = await startBroker(port)
+    stops.push(() => broker.close())
+    await until(() => connects === 2)
+    await session.publish('job-ack', { v: 1, print_job_id: OFFER.print_job_id, at: OFFER.created_at })
+    expect(broker.published.map((p) => p.topic)).toEqual([`hubs/${AGENT}/presence`, `hubs/${AGENT}/job-ack`])
+  })
+})

@@ -3,6 +3,7 @@ import Fastify, { type FastifyBaseLogger, type FastifyInstance, LogController } 
 import type { CloudConfig } from './config.ts'
 import { createDocumentIntake } from './documents/intake.ts'
 import { createPdfInspector, type PdfInspector } from './documents/pdf-inspection.ts'
+import { ApiError } from './errors.ts'
 import type { SafeFetchOptions } from './fetch/safe-fetch.ts'
 import { authenticationPlugin } from './plugins/authentication.ts'
 import { errorHandlerPlugin, sendError, toApiError } from './plugins/error-handler.ts'
@@ -54,7 +55,10 @@ export async function buildApp(deps: AppDependencies): Promise<FastifyInstance> 
     // Ids are uuids; a longer path segment must still reach the schema and get its 422, not a router 414.
     routerOptions: { maxParamLength: 1000 },
     bodyLimit: 1024 * 1024,
-    return503OnClosing: true,
+    // Requests that arrive while the server closes get the spec's error body (hook below), not Fastify's.
+    return503OnClosing: false,
+    // A hop count is valid at run time (Fastify docs: trustProxy) though its types omit numbers.
+    trustProxy: config.trustProxy as boolean | string,
     // Errors Fastify meets before routing (a path with bad percent-encoding, ...) skip the hooks: answer them
     // here with the same body and X-Request-Id.
     frameworkErrors: (error, request, reply) => {
@@ -64,6 +68,17 @@ export async function buildApp(deps: AppDependencies): Promise<FastifyInstance> 
   })
   app.setValidatorCompiler(createValidatorCompiler())
   app.addHook('onClose', async () => pdfInspector.close())
+  let closing = false
+  app.addHook('preClose', async () => {
+    closing = true
+  })
+  app.addHook('onRequest', async (_request, reply) => {
+    if (!closing) return
+    reply.header('connection', 'close')
+    throw new ApiError('shutting_down', 'The service is restarting; retry shortly.', undefined, {
+      'retry-after': '1',
+    })
+  })
   // JSON endpoints take JSON only: a text/plain body is a 415, not a string that fails validation.
   app.removeContentTypeParser('text/plain')
 

@@ -36,9 +36,11 @@ export interface CloudConfig {
   hubKeepaliveSeconds: number
   pendingJobExpirySeconds: number
   enrollmentTtlHours: number
+  /** Fastify's trustProxy: off, true, a hop count, or the proxies' addresses (comma-separated). */
+  trustProxy: boolean | number | string
 }
 
-type Kind = 'string' | 'port' | 'int' | 'url' | 'dir' | 'level' | 'optional-file'
+type Kind = 'string' | 'port' | 'int' | 'url' | 'dir' | 'level' | 'optional-file' | 'trust-proxy'
 interface Setting {
   env: string
   kind: Kind
@@ -149,6 +151,7 @@ export const SETTINGS: Record<keyof CloudConfig, Setting> = {
     default: () => '3600',
   },
   enrollmentTtlHours: { env: 'ENROLLMENT_TTL_HOURS', kind: 'int', min: 1, max: 24 * 90, default: () => '24' },
+  trustProxy: { env: 'TRUST_PROXY', kind: 'trust-proxy', default: () => '' },
 }
 
 export class ConfigError extends Error {
@@ -163,7 +166,7 @@ export class ConfigError extends Error {
 
 const LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']
 
-function parseSetting(key: keyof CloudConfig, raw: string): string | number {
+function parseSetting(key: keyof CloudConfig, raw: string): string | number | boolean {
   const s = SETTINGS[key]
   const fail = (why: string): never => {
     throw new ConfigError(s.env, `${why} (got ${JSON.stringify(raw)})`)
@@ -194,6 +197,13 @@ function parseSetting(key: keyof CloudConfig, raw: string): string | number {
       if (!schemes.includes(url.protocol)) fail(`must be ${what}`)
       return raw.replace(/\/+$/, '')
     }
+    case 'trust-proxy':
+      // Behind a reverse proxy the per-address quotas must see the client, not the proxy.
+      if (raw === '' || raw === 'false') return false
+      if (raw === 'true') return true
+      if (/^\d+$/.test(raw)) return Number(raw)
+      if (!/^[0-9A-Fa-f.:/,\s]+$/.test(raw)) fail('must be true, false, a hop count, or proxy addresses')
+      return raw
     case 'optional-file':
       if (raw !== '' && !existsSync(raw)) fail('names no file')
       return raw
@@ -209,7 +219,7 @@ function parseSetting(key: keyof CloudConfig, raw: string): string | number {
 
 /** Reads every setting from `env` (defaults where unset), validates them, and prepares the data directory. */
 export function loadConfig(env: Record<string, string | undefined> = process.env): CloudConfig {
-  const config: Partial<Record<keyof CloudConfig, string | number>> = {}
+  const config: Partial<Record<keyof CloudConfig, string | number | boolean>> = {}
   for (const key of Object.keys(SETTINGS) as (keyof CloudConfig)[]) {
     const raw = env[SETTINGS[key].env] ?? SETTINGS[key].default(config as Partial<CloudConfig>)
     config[key] = parseSetting(key, raw)

@@ -175,6 +175,12 @@ export const ERROR_CODES = {
     error: 'internal_error',
     description: 'Unexpected error; nothing internal is revealed.',
   },
+  shutting_down: {
+    status: 503,
+    error: 'service_unavailable',
+    description:
+      'This node is shutting down; retry after Retry-After seconds (another node, or this one restarted).',
+  },
   inspection_unavailable: {
     status: 503,
     error: 'service_unavailable',

@@ -22,7 +22,10 @@ export const EnrollResponse = Type.Object({
 export type EnrollResponse = Static<typeof EnrollResponse>
 
 /** GET /agent-api/v1/connection: where an enrolled hub finds the broker (it knows only PUBLIC_URL). */
-export const ConnectionInfo = Type.Object({ mqtt_url: Type.String(), keepalive_seconds: Type.Integer() })
+export const ConnectionInfo = Type.Object({
+  mqtt_url: Type.String(),
+  keepalive_seconds: Type.Integer({ description: 'the cloud notices a lost hub within this many seconds' }),
+})
 export type ConnectionInfo = Static<typeof ConnectionInfo>
 
 export const ENROLLMENT_STATES = ['pending', 'claimed', 'expired', 'revoked'] as const

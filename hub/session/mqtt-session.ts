@@ -108,7 +108,9 @@ export class MqttSession {
       clientId: agentId,
       username: agentId,
       password: credential,
-      keepalive: keepaliveSeconds,
+      // The broker gives up on a client after one and a half keep-alive periods (MQTT 3.1.1 §3.1.2.10): two
+      // thirds of the cloud's figure means a lost hub is noticed within that figure.
+      keepalive: Math.max(1, Math.floor((keepaliveSeconds * 2) / 3)),
       clean: true,
       reconnectPeriod: 0,
       connectTimeout: 10_000,

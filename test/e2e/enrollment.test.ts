@@ -64,6 +64,24 @@ describe('hub enrollment through the CLIs', () => {
     )
   })
 
+  it('shows the hub offline within its keep-alive after kill -9, and online again when it is back', async () => {
+    const shop = await setUpAccount(cloud, 'Presence shop')
+    const hub = await startHubProcess({ cloudUrl: cloud.url, enroll: shop.enrollmentToken, printers: [] })
+    const online = async () => {
+      const res = await fetch(`${cloud.url}/api/v1/agents`, {
+        headers: { authorization: `Bearer ${shop.accessToken}` },
+      })
+      const { data } = (await res.json()) as { data: { agent_id: string; online: boolean }[] }
+      return data.find((agent) => agent.agent_id === hub.agentId)?.online
+    }
+    await expect.poll(online, { timeout: 10_000 }).toBe(true)
+    await hub.kill()
+    // HUB_KEEPALIVE_SECONDS is 2 in these tests: the broker notices within it and publishes the last will.
+    await expect.poll(online, { timeout: 4_000, interval: 100 }).toBe(false)
+    await startHubProcess({ cloudUrl: cloud.url, dataDir: hub.dataDir, printers: [] })
+    await expect.poll(online, { timeout: 10_000 }).toBe(true)
+  })
+
   it('refuses a revoked token and an unknown one with a clear message', async () => {
     const { enrollment_id, token } = cloud.cli([
       'enrollment',

@@ -127,12 +127,16 @@ export class HubAgent {
 
   /** Forgets jobs finished a week ago and deletes downloaded documents no unfinished job needs. */
   async #tidy(): Promise<void> {
-    this.#spool.prune(new Date(Date.now() - KEEP_FINISHED_MS))
-    const dir = path.join(this.#o.dataDir, 'documents')
-    const inUse = this.#spool.documentsInUse()
-    const files = await readdir(dir).catch(() => [] as string[])
-    for (const file of files) {
-      if (!inUse.has(file) && !file.endsWith('.part')) await rm(path.join(dir, file), { force: true })
+    try {
+      this.#spool.prune(new Date(Date.now() - KEEP_FINISHED_MS))
+      const dir = path.join(this.#o.dataDir, 'documents')
+      const inUse = this.#spool.documentsInUse()
+      const files = await readdir(dir).catch(() => [] as string[])
+      for (const file of files) {
+        if (!inUse.has(file) && !file.endsWith('.part')) await rm(path.join(dir, file), { force: true })
+      }
+    } catch (error) {
+      if (!this.#stopped) this.#o.logger.warn({ err: error }, 'housekeeping failed')
     }
   }
 
@@ -165,9 +169,14 @@ export class HubAgent {
           this.#spool.delivered(message.seq)
         }
       } while (this.#flushAgain || this.#spool.outbox(1).length > 0)
-    })().finally(() => {
-      this.#flushing = undefined
-    })
+    })()
+      .catch((error: unknown) => {
+        // Whatever is left stays in the outbox and goes with the next flush.
+        if (!this.#stopped) this.#o.logger.warn({ err: error }, 'outbox flush failed')
+      })
+      .finally(() => {
+        this.#flushing = undefined
+      })
     return this.#flushing
   }
 

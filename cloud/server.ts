@@ -46,6 +46,7 @@ export async function startCloud(
   try {
     // Sessions do not survive a restart of the embedded broker: every hub reconnects and says so.
     storage.agents.markAllOffline()
+    storage.printers.markAllOffline()
     const tls =
       config.mqttTlsCertFile && config.mqttTlsKeyFile
         ? { cert: readFileSync(config.mqttTlsCertFile), key: readFileSync(config.mqttTlsKeyFile) }

@@ -39,6 +39,8 @@ export interface PrinterRepository {
     agentOnline: boolean,
   ): void
   setAgentPrintersOffline(agentId: string, at: string): void
+  /** After a restart of the embedded broker no hub is connected, so no printer is reachable. */
+  markAllOffline(): void
   locate(printerId: string): PrinterLocation | undefined
   findById(accountId: string, printerId: string): Printer | undefined
   list(accountId: string, limit: number, cursor?: string): PageOf<Printer> | undefined
@@ -97,6 +99,7 @@ export function createPrinterRepository(db: SqliteDatabase): PrinterRepository {
   const allOffline = db.prepare(
     'UPDATE printers SET online = 0, last_seen_at = ? WHERE agent_id = ? AND online = 1',
   )
+  const everyOffline = db.prepare('UPDATE printers SET online = 0 WHERE online = 1')
   const locate = db.prepare<[string], PrinterLocation>(
     'SELECT printer_id, account_id, agent_id, printer_key FROM printers WHERE printer_id = ?',
   )
@@ -127,6 +130,9 @@ export function createPrinterRepository(db: SqliteDatabase): PrinterRepository {
       sync.immediate(accountId, agentId, printers, at, agentOnline),
     setAgentPrintersOffline(agentId, at) {
       allOffline.run(at, agentId)
+    },
+    markAllOffline() {
+      everyOffline.run()
     },
     locate: (printerId) => locate.get(printerId),
     insert(printer) {

@@ -1,0 +1,38 @@
+import { pino } from 'pino'
+import { describe, expect, it } from 'vitest'
+import { loadConfig } from '../../cloud/config.ts'
+import { startCloud } from '../../cloud/server.ts'
+import { openStorage } from '../../cloud/storage/storage.ts'
+import { freePort } from '../helpers/free-port.ts'
+import { tempDir } from '../helpers/temp-dir.ts'
+import { RECEIPT_PRINTER } from './test-cloud.ts'
+
+describe('a restart of the cloud', () => {
+  it('shows every hub and printer offline until its hub connects again', async () => {
+    const dir = tempDir('cloud-restart-')
+    const before = openStorage(dir.path)
+    const account = before.accounts.create('Shop')
+    const agent = before.agents.insert({ account_id: account.account_id, name: 'hub', online: true })
+    const printer = before.printers.insert({
+      account_id: account.account_id,
+      agent_id: agent.agent_id,
+      name: 'Receipts',
+      capabilities: RECEIPT_PRINTER,
+      online: true,
+    })
+    before.close()
+
+    const port = await freePort()
+    const config = loadConfig({
+      DATA_DIR: dir.path,
+      HOST: '127.0.0.1',
+      PORT: String(port),
+      MQTT_PORT: String(await freePort()),
+    })
+    const cloud = await startCloud(config, pino({ level: 'silent' }))
+    expect(cloud.storage.agents.findById(agent.agent_id)?.online).toBe(false)
+    expect(cloud.storage.printers.findById(account.account_id, printer.printer_id)?.online).toBe(false)
+    await cloud.close()
+    dir.remove()
+  })
+})

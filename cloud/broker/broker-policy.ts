@@ -25,10 +25,6 @@ function refusal(returnCode: 2 | 4 | 5, message: string): AuthenticateError {
 
 const agentOf = new WeakMap<Client, AgentIdentity>()
 
-export function authenticatedAgent(client: Client | null): AgentIdentity | undefined {
-  return client ? agentOf.get(client) : undefined
-}
-
 export function createBrokerPolicy({ findAgentByCredential, logger }: BrokerPolicyDeps) {
   return {
     authenticate(

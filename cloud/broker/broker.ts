@@ -18,8 +18,6 @@ export interface BrokerOptions {
 export interface EmbeddedBroker {
   port: number
   bus: HubBus
-  /** Connected hubs' agent ids (an embedded broker knows; an external one would not be asked). */
-  connectedClients(): number
   close(): Promise<void>
 }
 
@@ -51,7 +49,6 @@ export async function startBroker(options: BrokerOptions): Promise<EmbeddedBroke
   return {
     port,
     bus: createEmbeddedHubBus(broker, logger),
-    connectedClients: () => broker.connectedClients,
     // Stop accepting first, so that a hub reconnecting at once cannot slip in after its clients are closed;
     // the listener's callback comes once every connection has ended.
     close: () =>

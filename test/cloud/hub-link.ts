@@ -6,6 +6,7 @@ import { type RunningCloud, startCloud } from '../../cloud/server.ts'
 import type { EnrollResponse } from '../../protocol/agent-api.ts'
 import { freePort } from '../helpers/free-port.ts'
 import { tempDir } from '../helpers/temp-dir.ts'
+import { ALL_SCOPES, issueToken } from './test-cloud.ts'
 
 /** A whole cloud (API, broker, dispatcher) in this process on ephemeral loopback ports. */
 export async function startFullCloud(env: Record<string, string> = {}) {
@@ -37,19 +38,8 @@ export async function startFullCloud(env: Record<string, string> = {}) {
 export function seedAccount(cloud: RunningCloud, name = 'Shop') {
   const { storage } = cloud
   const account = storage.accounts.create(name)
-  const client = storage.apiClients.create(account.account_id, hashSecret(generateSecret('cs')), [
-    'printers:read',
-    'documents:write',
-    'print_jobs:write',
-    'print_jobs:read',
-  ])
-  const token = generateSecret('pat')
-  storage.apiClients.storeToken(hashSecret(token), {
-    account_id: account.account_id,
-    client_id: client.client_id,
-    scopes: ['printers:read', 'documents:write', 'print_jobs:write', 'print_jobs:read'],
-    expires_at: Date.now() + 3600_000,
-  })
+  const client = storage.apiClients.create(account.account_id, hashSecret(generateSecret('cs')), ALL_SCOPES)
+  const token = issueToken(storage, account.account_id, client.client_id)
   const enrollmentToken = generateSecret('enr')
   const enrollment = storage.enrollments.create(
     account.account_id,
@@ -94,9 +84,4 @@ export function connectHub(
       reject(error)
     })
   })
-}
-
-export function newSecret(prefix: string) {
-  const secret = generateSecret(prefix)
-  return { secret, hash: hashSecret(secret) }
 }

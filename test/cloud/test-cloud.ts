@@ -32,6 +32,23 @@ export const LABEL_PRINTER: PrinterCapabilities = {
   duplex: false,
 }
 
+/** A bearer token for an account's client, stored (hashed) straight through storage, valid for an hour. */
+export function issueToken(
+  storage: Storage,
+  accountId: string,
+  clientId: string,
+  scopes: Scope[] = ALL_SCOPES,
+): string {
+  const token = generateSecret('pat')
+  storage.apiClients.storeToken(hashSecret(token), {
+    account_id: accountId,
+    client_id: clientId,
+    scopes,
+    expires_at: Date.now() + 3600_000,
+  })
+  return token
+}
+
 export interface TestAccount {
   accountId: string
   clientId: string
@@ -111,16 +128,7 @@ export async function startTestCloud(options: TestCloudOptions = {}): Promise<Te
         agentId: agent.agent_id,
         receiptPrinterId: receipt.printer_id,
         labelPrinterId: label.printer_id,
-        token(scopes = ALL_SCOPES) {
-          const token = generateSecret('pat')
-          storage.apiClients.storeToken(hashSecret(token), {
-            account_id: account.account_id,
-            client_id: client.client_id,
-            scopes,
-            expires_at: Date.now() + 3600_000,
-          })
-          return token
-        },
+        token: (scopes = ALL_SCOPES) => issueToken(storage, account.account_id, client.client_id, scopes),
       }
     },
     async close() {

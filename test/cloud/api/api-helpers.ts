@@ -6,7 +6,7 @@ import type { Storage } from '../../../cloud/storage/storage.ts'
 import type { Scope } from '../../../protocol/enums.ts'
 import { ERROR_CODES, type ErrorCode } from '../../../protocol/errors.ts'
 import type { PrintJob } from '../../../protocol/print-job.ts'
-import { ALL_SCOPES, ESCPOS_RECEIPT, type TestCloud } from '../test-cloud.ts'
+import { ALL_SCOPES, ESCPOS_RECEIPT, issueToken, type TestCloud } from '../test-cloud.ts'
 
 export const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i
 export const ISO_DATE_TIME = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d+)?(Z|[+-]\d{2}:\d{2})$/
@@ -78,16 +78,7 @@ export function bareAccount(storage: Storage, name = 'Bare shop', scopes: Scope[
     clientId: client.client_id,
     clientSecret,
     agentId: agent.agent_id,
-    token(tokenScopes = scopes) {
-      const token = generateSecret('pat')
-      storage.apiClients.storeToken(hashSecret(token), {
-        account_id: account.account_id,
-        client_id: client.client_id,
-        scopes: tokenScopes,
-        expires_at: Date.now() + 3600_000,
-      })
-      return token
-    },
+    token: (tokenScopes = scopes) => issueToken(storage, account.account_id, client.client_id, tokenScopes),
   }
 }
 

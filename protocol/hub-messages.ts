@@ -88,20 +88,33 @@ export const FAILURE_REASONS = [
 ] as const
 export type FailureReason = (typeof FAILURE_REASONS)[number]
 
-/** hub → cloud: the job started printing, or finished. Repeated and stale messages change nothing. */
+/**
+ * hub → cloud: the job started printing, or finished. `cancelled` answers a `cancel_job` command: the hub
+ * dropped the job before any byte of it went to the printer. Repeated and stale messages change nothing.
+ */
 export const JobStatus = Type.Object({
   v: V,
   print_job_id: Uuid,
-  status: Type.Enum(['printing', 'printed', 'failed']),
+  status: Type.Enum(['printing', 'printed', 'failed', 'cancelled']),
   at: DateTime,
   failure_reason: Type.Optional(Type.Enum(FAILURE_REASONS)),
   detail: Type.Optional(Type.String({ maxLength: 500 })),
 })
 export type JobStatus = Static<typeof JobStatus>
 
-/** cloud → hub: commands. */
+/**
+ * cloud → hub: commands. `cancel_job` asks the hub to drop a job it has not started (docs/job-lifecycle.md):
+ * it answers with the job's status, `cancelled` (or `failed` with `expired` when `reason` is `expired`) if it
+ * dropped it, or `printing`/`printed`/`failed` if it had started. A job it never received is remembered as
+ * dropped, so that an offer arriving later is never printed.
+ */
 export const HubCommand = Type.Union([
-  Type.Object({ v: V, command: Type.Literal('cancel_job'), print_job_id: Uuid }),
+  Type.Object({
+    v: V,
+    command: Type.Literal('cancel_job'),
+    print_job_id: Uuid,
+    reason: Type.Optional(Type.Enum(['cancelled', 'expired'])),
+  }),
   Type.Object({ v: V, command: Type.Literal('refresh_state') }),
 ])
 export type HubCommand = Static<typeof HubCommand>

@@ -143,4 +143,13 @@ export const MIGRATIONS: readonly Migration[] = [
       CREATE INDEX print_jobs_by_printer_status ON print_jobs(printer_id, status, seq);
     `,
   },
+  {
+    version: 5,
+    name: 'job offers and cancel requests',
+    sql: `
+      ALTER TABLE print_jobs ADD COLUMN offered_at TEXT;
+      ALTER TABLE print_jobs ADD COLUMN cancel_requested_at TEXT;
+      ALTER TABLE print_jobs ADD COLUMN cancel_reason TEXT;
+    `,
+  },
 ]

@@ -152,4 +152,31 @@ export const MIGRATIONS: readonly Migration[] = [
       ALTER TABLE print_jobs ADD COLUMN cancel_reason TEXT;
     `,
   },
+  {
+    version: 6,
+    name: 'document retention and storage quotas',
+    sql: `
+      -- A purged document keeps its row (finished jobs still name it); only its bytes are gone.
+      ALTER TABLE documents ADD COLUMN purged_at TEXT;
+      CREATE INDEX documents_retained_by_created ON documents(created_at) WHERE purged_at IS NULL;
+      CREATE INDEX documents_retained_by_sha256 ON documents(sha256) WHERE purged_at IS NULL;
+      CREATE INDEX print_jobs_by_document ON print_jobs(document_id, status);
+      -- Bytes of each account's documents not yet purged, kept by the documents repository.
+      CREATE TABLE account_storage (
+        account_id TEXT PRIMARY KEY REFERENCES accounts(account_id),
+        retained_bytes INTEGER NOT NULL
+      );
+      INSERT INTO account_storage (account_id, retained_bytes)
+        SELECT account_id, sum(size_bytes) FROM documents GROUP BY account_id;
+      -- Blob files no retained document names any more, deleted after the rows by housekeeping.
+      CREATE TABLE blob_deletions (
+        sha256 TEXT PRIMARY KEY,
+        queued_at TEXT NOT NULL
+      );
+      -- A job created at the moment its document is purged fails here, in the same write, not at print time.
+      CREATE TRIGGER print_jobs_need_retained_document BEFORE INSERT ON print_jobs
+        WHEN EXISTS (SELECT 1 FROM documents WHERE document_id = NEW.document_id AND purged_at IS NOT NULL)
+        BEGIN SELECT RAISE(ABORT, 'document_purged'); END;
+    `,
+  },
 ]

@@ -35,7 +35,7 @@ export interface AppDependencies {
   logger?: FastifyBaseLogger
 }
 
-const NO_JOB_EVENTS: JobEvents = { jobCreated: async () => {}, jobCancelled: async () => {} }
+const NO_JOB_EVENTS: JobEvents = { jobCreated: async () => {}, cancelRequested: async () => {} }
 
 /** Builds the cloud's HTTP API. The server file listens; tests call this and `inject` or listen on port 0. */
 export async function buildApp(deps: AppDependencies): Promise<FastifyInstance> {

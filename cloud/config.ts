@@ -35,6 +35,8 @@ export interface CloudConfig {
   mqttTlsKeyFile: string
   hubKeepaliveSeconds: number
   pendingJobExpirySeconds: number
+  /** How long a cancel waits for the hub to confirm it dropped the job before answering 202. */
+  cancelConfirmTimeoutMs: number
   enrollmentTtlHours: number
   /** Fastify's trustProxy: off, true, a hop count, or the proxies' addresses (comma-separated). */
   trustProxy: boolean | number | string
@@ -149,6 +151,13 @@ export const SETTINGS: Record<keyof CloudConfig, Setting> = {
     min: 1,
     max: 30 * 86400,
     default: () => '3600',
+  },
+  cancelConfirmTimeoutMs: {
+    env: 'CANCEL_CONFIRM_TIMEOUT_MS',
+    kind: 'int',
+    min: 0,
+    max: 60_000,
+    default: () => '5000',
   },
   enrollmentTtlHours: { env: 'ENROLLMENT_TTL_HOURS', kind: 'int', min: 1, max: 24 * 90, default: () => '24' },
   trustProxy: { env: 'TRUST_PROXY', kind: 'trust-proxy', default: () => '' },

@@ -71,6 +71,7 @@ export async function startCloud(
       logger: logger.child({ name: 'dispatch' }),
       publicUrl: config.publicUrl,
       pendingExpirySeconds: config.pendingJobExpirySeconds,
+      cancelConfirmTimeoutMs: config.cancelConfirmTimeoutMs,
     })
     await dispatcher.start()
     cleanups.push(() => dispatcher.stop())

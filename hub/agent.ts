@@ -200,11 +200,18 @@ export class HubAgent {
       this.#publishState()
       return
     }
+    // Dropping and starting to print are each one transaction of the spool: whichever comes first wins,
+    // and the answer tells the cloud which (docs/job-lifecycle.md).
     const job = this.#spool.find(command.print_job_id)
-    if (job && this.#spool.cancel(command.print_job_id)) {
-      this.#o.logger.info({ print_job_id: command.print_job_id }, 'job cancelled by the cloud')
-      this.#workers.get(job.printer_key)?.wake()
-    }
+    const reason = command.reason ?? 'cancelled'
+    const state = this.#spool.drop(command.print_job_id, reason)
+    const dropped = job === undefined || job.state === 'queued'
+    this.#o.logger.info(
+      { print_job_id: command.print_job_id, reason, state },
+      dropped ? 'job dropped at the cloud’s request' : 'job not dropped: it had started',
+    )
+    void this.flush()
+    if (job) this.#workers.get(job.printer_key)?.wake()
   }
 
   #publishState(): void {

@@ -3,8 +3,12 @@ import type { HubPayload } from '../../protocol/hub-messages.ts'
 import { PROTOCOL_VERSION } from '../../protocol/hub-messages.ts'
 import type { PrintJob } from '../../protocol/print-job.ts'
 import type { HubBus } from '../broker/hub-bus.ts'
+import { type CancelReason, JobLifecycle } from '../print-jobs/lifecycle.ts'
+import type { DispatchableJob } from '../storage/print-jobs.ts'
 import type { Storage } from '../storage/storage.ts'
+import { HandlerRetry } from './handler-retry.ts'
 import { jobOffer } from './job-offer.ts'
+import { SettleWaiters } from './settle-waiters.ts'
 
 export interface DispatcherOptions {
   storage: Storage
@@ -13,74 +17,152 @@ export interface DispatcherOptions {
   publicUrl: string
   /** Jobs still pending this long after creation fail with `expired`. */
   pendingExpirySeconds: number
-  /** How often to look for expired jobs; the sweep is one idempotent UPDATE, safe on any number of nodes. */
+  /** How often to look for expired jobs; each step is a compare-and-set, safe on any number of nodes. */
   expirySweepMs?: number
+  /** How long a cancel waits for the hub to confirm that it dropped the job. */
+  cancelConfirmTimeoutMs: number
+  /** First delay before a failed hub message is handled again (doubling up to a minute); tests shorten it. */
+  retryBaseMs?: number
 }
+
+const EXPIRY_BATCH = 500
 
 /**
  * The cloud end of DESIGN's "one print job, end to end": offers jobs to hubs, re-offers everything unfinished
- * when a hub (re)connects, and applies what hubs report. The database is the source of truth; MQTT only
- * carries notifications, and each status change is a compare-and-set, so a repeated or stale message
- * changes nothing.
+ * when a hub (re)connects, asks hubs to drop jobs that are cancelled or expired, and applies what hubs report.
+ * The database is the source of truth; MQTT only carries notifications; every status change goes through the
+ * job lifecycle (cloud/print-jobs/lifecycle.ts), so a repeated or stale message changes nothing. A handler or
+ * timer that fails (a busy database, a full disk) is logged and never takes the process down; hub messages
+ * are handled again later, which is safe because every change is a compare-and-set.
  */
 export class Dispatcher {
   readonly #o: DispatcherOptions
+  readonly #lifecycle: JobLifecycle
+  readonly #retry: HandlerRetry
+  readonly #settled: SettleWaiters
   #sweep: NodeJS.Timeout | undefined
 
   constructor(options: DispatcherOptions) {
     this.#o = options
+    this.#lifecycle = new JobLifecycle(options.storage.printJobs)
+    this.#retry = new HandlerRetry(options.logger, options.retryBaseMs)
+    this.#settled = new SettleWaiters((id) => options.storage.printJobs.dispatchable(id)?.status)
+  }
+
+  get lifecycle(): JobLifecycle {
+    return this.#lifecycle
   }
 
   async start(): Promise<void> {
     const { bus } = this.#o
-    await bus.subscribe('presence', (agentId, p) => this.#presence(agentId, p))
-    await bus.subscribe('state', (agentId, s) => this.#state(agentId, s))
-    await bus.subscribe('job-ack', (agentId, a) => this.#ack(agentId, a))
-    await bus.subscribe('job-status', (agentId, s) => this.#status(agentId, s))
+    // Presence and state: only the latest message of a hub counts, so a retry yields to a newer one. Job
+    // reports: each is a compare-and-set, so every one is retried.
+    await bus.subscribe('presence', (agentId, p) =>
+      this.#retry.run('presence', agentId, `${agentId}/presence`, p, () => this.#presence(agentId, p)),
+    )
+    await bus.subscribe('state', (agentId, s) =>
+      this.#retry.run('state', agentId, `${agentId}/state`, s, () => this.#state(agentId, s)),
+    )
+    await bus.subscribe('job-ack', (agentId, a) =>
+      this.#retry.run('job-ack', agentId, null, a, () => this.#ack(agentId, a)),
+    )
+    await bus.subscribe('job-status', (agentId, s) =>
+      this.#retry.run('job-status', agentId, null, s, () => this.#status(agentId, s)),
+    )
     const sweepMs =
       this.#o.expirySweepMs ?? Math.min(15_000, Math.max(250, (this.#o.pendingExpirySeconds * 1000) / 4))
-    this.#sweep = setInterval(() => this.expireStale(), sweepMs)
+    this.#sweep = setInterval(() => {
+      try {
+        this.expireStale()
+      } catch (error) {
+        this.#o.logger.error({ err: error }, 'pending-job expiry failed; it runs again at the next sweep')
+      }
+    }, sweepMs)
     this.#sweep.unref()
   }
 
   stop(): void {
     clearInterval(this.#sweep)
+    this.#retry.stop()
+    this.#settled.stop()
   }
 
-  /** A job was created: tell its hub. A hub that is offline gets it when it reconnects. */
+  /** A job was created: offer it to its hub if the hub is online; otherwise it is offered when it connects. */
   async jobCreated(job: PrintJob): Promise<void> {
     const dispatchable = this.#o.storage.printJobs.dispatchable(job.print_job_id)
-    if (dispatchable) await this.#offer(dispatchable.agent_id, dispatchable)
+    if (!dispatchable || !this.#o.storage.agents.findById(dispatchable.agent_id)?.online) return
+    await this.#offer(dispatchable)
   }
 
-  /** A pending or reserved job was cancelled: its hub drops it from the spool. */
-  async jobCancelled(printJobId: string): Promise<void> {
+  /**
+   * A cancel was requested for a job its hub may hold: asks the hub to drop it, and resolves once the job is
+   * no longer pending or reserved (the hub dropped it, or reported that it had started), or after the
+   * confirmation timeout (the hub is offline or slow; the request stays, and is sent again when it connects).
+   */
+  async cancelRequested(printJobId: string): Promise<void> {
     const job = this.#o.storage.printJobs.dispatchable(printJobId)
     if (!job) return
-    await this.#send(job.agent_id, 'command', {
-      v: PROTOCOL_VERSION,
-      command: 'cancel_job',
-      print_job_id: printJobId,
-    })
+    const settled = this.#settled.wait(printJobId, this.#o.cancelConfirmTimeoutMs)
+    await this.#askToDrop(job.agent_id, printJobId, 'cancelled')
+    await settled
   }
 
+  /**
+   * Pending jobs created more than the expiry ago: one that no hub was offered fails with `expired` at once;
+   * one that its hub may hold is expired by that hub (asked to drop it), since only the hub knows whether it
+   * started printing. Returns the ids that failed here.
+   */
   expireStale(now = new Date()): string[] {
-    const cutoff = new Date(now.getTime() - this.#o.pendingExpirySeconds * 1000).toISOString()
-    const expired = this.#o.storage.printJobs.expirePending(cutoff, now.toISOString())
-    if (expired.length > 0) this.#o.logger.info({ print_job_ids: expired }, 'pending jobs expired')
+    const { storage, logger, pendingExpirySeconds } = this.#o
+    const cutoff = new Date(now.getTime() - pendingExpirySeconds * 1000).toISOString()
+    const at = now.toISOString()
+    const expired: string[] = []
+    for (const job of storage.printJobs.pendingSince(cutoff, EXPIRY_BATCH)) {
+      if (
+        this.#lifecycle.apply(job.print_job_id, 'expireUnoffered', {
+          completed_at: at,
+          failure_reason: 'expired',
+        })
+      ) {
+        expired.push(job.print_job_id)
+      } else if (
+        job.cancel_requested_at === null &&
+        this.#lifecycle.requestCancel(job.print_job_id, 'expired', now)
+      ) {
+        if (storage.agents.findById(job.agent_id)?.online)
+          void this.#askToDrop(job.agent_id, job.print_job_id, 'expired')
+      }
+    }
+    if (expired.length > 0) logger.info({ print_job_ids: expired }, 'pending jobs expired')
     return expired
   }
 
-  async #offer(agentId: string, job: Parameters<typeof jobOffer>[0]): Promise<void> {
+  async #offer(job: DispatchableJob): Promise<void> {
     const { publicUrl, pendingExpirySeconds } = this.#o
-    await this.#send(agentId, 'job-offer', jobOffer(job, publicUrl, pendingExpirySeconds))
+    if (!this.#lifecycle.offered(job.print_job_id)) {
+      // A cancel was requested meanwhile: the hub is asked to drop the job instead of being offered it.
+      const now = this.#o.storage.printJobs.dispatchable(job.print_job_id)
+      if (now?.cancel_requested_at)
+        await this.#askToDrop(job.agent_id, job.print_job_id, now.cancel_reason ?? 'cancelled')
+      return
+    }
+    await this.#send(job.agent_id, 'job-offer', jobOffer(job, publicUrl, pendingExpirySeconds))
+  }
+
+  #askToDrop(agentId: string, printJobId: string, reason: CancelReason): Promise<void> {
+    return this.#send(agentId, 'command', {
+      v: PROTOCOL_VERSION,
+      command: 'cancel_job',
+      print_job_id: printJobId,
+      reason,
+    })
   }
 
   async #send<T extends 'job-offer' | 'command'>(agentId: string, topic: T, payload: HubPayload<T>) {
     try {
       await this.#o.bus.publish(agentId, topic, payload)
     } catch (error) {
-      // Nothing is lost: the job stays in the database and is offered again when the hub reconnects.
+      // Nothing is lost: the job stays in the database and is sent again when the hub reconnects.
       this.#o.logger.warn({ err: error, agent_id: agentId, topic }, 'publish to hub failed')
     }
   }
@@ -99,7 +181,11 @@ export class Dispatcher {
     storage.agents.markOnline(agentId, presence.session, at)
     const unfinished = storage.printJobs.unfinishedForAgent(agentId)
     logger.info({ agent_id: agentId, reoffered: unfinished.length }, 'hub online')
-    for (const job of unfinished) await this.#offer(agentId, job)
+    for (const job of unfinished) {
+      if (job.cancel_requested_at !== null)
+        await this.#askToDrop(agentId, job.print_job_id, job.cancel_reason ?? 'cancelled')
+      else await this.#offer(job)
+    }
   }
 
   #state(agentId: string, state: HubPayload<'state'>): void {
@@ -112,39 +198,30 @@ export class Dispatcher {
   }
 
   async #ack(agentId: string, ack: HubPayload<'job-ack'>): Promise<void> {
-    const { storage } = this.#o
-    const job = storage.printJobs.dispatchable(ack.print_job_id)
+    const job = this.#o.storage.printJobs.dispatchable(ack.print_job_id)
     if (!job || job.agent_id !== agentId) return
-    if (job.status === 'cancelled') {
-      // The hub spooled a job that was cancelled meanwhile: tell it again to drop it.
-      await this.jobCancelled(job.print_job_id)
-      return
-    }
-    storage.printJobs.transition(job.print_job_id, ['pending'], 'reserved', { reserved_at: ack.at })
+    this.#lifecycle.apply(job.print_job_id, 'reserve', { reserved_at: ack.at })
+    // The hub spooled a job that is to be dropped (or that ended here without it): tell it again.
+    if (job.cancel_requested_at !== null)
+      await this.#askToDrop(agentId, job.print_job_id, job.cancel_reason ?? 'cancelled')
+    else if (job.status === 'cancelled' || job.status === 'failed')
+      await this.#askToDrop(agentId, job.print_job_id, job.status === 'failed' ? 'expired' : 'cancelled')
   }
 
   #status(agentId: string, report: HubPayload<'job-status'>): void {
     const { storage, logger } = this.#o
     const job = storage.printJobs.dispatchable(report.print_job_id)
     if (!job || job.agent_id !== agentId) return
-    const at = report.at
-    const applied =
-      report.status === 'printing'
-        ? storage.printJobs.transition(job.print_job_id, ['pending', 'reserved'], 'printing', {
-            reserved_at: at,
-            started_at: at,
-          })
-        : storage.printJobs.transition(job.print_job_id, ['pending', 'reserved', 'printing'], report.status, {
-            reserved_at: at,
-            ...(report.status === 'printed' && { started_at: at }),
-            completed_at: at,
-            ...(report.status === 'failed' && { failure_reason: report.failure_reason ?? 'printer_error' }),
-          })
-    if (!applied && job.status === 'cancelled' && report.status !== 'failed') {
-      logger.warn(
-        { print_job_id: job.print_job_id, reported: report.status },
-        'hub printed a job cancelled meanwhile',
-      )
+    const applied = this.#lifecycle.hubReported(
+      job.print_job_id,
+      report.status,
+      report.at,
+      report.failure_reason,
+    )
+    if (applied) this.#settled.changed(job.print_job_id)
+    else if (job.status === 'cancelled' && (report.status === 'printing' || report.status === 'printed')) {
+      // Cannot happen since cancels are confirmed by the hub; kept loud in case it ever does.
+      logger.error({ print_job_id: job.print_job_id, reported: report.status }, 'hub printed a cancelled job')
     }
   }
 }

@@ -16,6 +16,7 @@ import type { DocumentIntake } from '../documents/intake.ts'
 import { ApiError } from '../errors.ts'
 import { fetchPublicDocument, type SafeFetchOptions } from '../fetch/safe-fetch.ts'
 import { authOf } from '../plugins/authentication.ts'
+import { JobLifecycle } from '../print-jobs/lifecycle.ts'
 import type { PrintJobSubmitter } from '../print-jobs/submit.ts'
 import type { Storage } from '../storage/storage.ts'
 import { unknownCursor } from './list-errors.ts'
@@ -23,7 +24,8 @@ import { unknownCursor } from './list-errors.ts'
 /** What the rest of the cloud hears about jobs (the dispatcher tells hubs); nothing by default. */
 export interface JobEvents {
   jobCreated(job: PrintJob): Promise<void>
-  jobCancelled(printJobId: string): Promise<void>
+  /** Asks the job's hub to drop it; resolves once the hub answered, or after the confirmation timeout. */
+  cancelRequested(printJobId: string): Promise<void>
 }
 
 export interface PrintJobRoutesOptions {
@@ -67,6 +69,7 @@ const optionsOf = <T extends Record<string, unknown>>(body: T) => {
 /** The print-job endpoints of the spec (Endpoints → Print jobs). */
 export const printJobRoutes: FastifyPluginAsync<PrintJobRoutesOptions> = async (app, opts) => {
   const { storage, intake, submitter, fetchOptions, maxDocumentBytes, jobEvents } = opts
+  const lifecycle = new JobLifecycle(storage.printJobs)
   const api = app.withTypeProvider<TypeBoxTypeProvider>()
   const writeConfig = { scopes: ['print_jobs:write' as const], idempotent: true }
   const documentConfig = {
@@ -183,27 +186,33 @@ export const printJobRoutes: FastifyPluginAsync<PrintJobRoutesOptions> = async (
         operationId: 'cancelPrintJob',
         tags: ['Print jobs'],
         summary: 'Cancel a job that has not started printing (pending or reserved)',
+        description:
+          '200: the job is cancelled and none of it reached the printer. 202: its hub has not answered yet ' +
+          '(offline or busy); the cancel stays requested, and the job ends `cancelled` if the hub drops it, ' +
+          'or `printed`/`failed` if it had already started: poll it. 409: the job is printing or finished.',
         security,
         params: PrintJobIdParams,
-        response: { 200: PrintJob, '4xx': ErrorBody },
+        response: { 200: PrintJob, 202: PrintJob, '4xx': ErrorBody },
       },
     },
-    async (request) => {
+    async (request, reply) => {
       const { accountId } = authOf(request)
       const { printJobId } = request.params
       const job = storage.printJobs.findById(accountId, printJobId)
       if (!job) throw new ApiError('print_job_not_found', 'No such print job.')
-      const now = new Date().toISOString()
-      if (
-        !storage.printJobs.transition(printJobId, ['pending', 'reserved'], 'cancelled', { completed_at: now })
-      ) {
-        const current = storage.printJobs.findById(accountId, printJobId)
-        throw new ApiError('print_job_not_cancellable', `A ${current?.status} job cannot be cancelled.`, {
-          status: current?.status,
-        })
-      }
-      await jobEvents.jobCancelled(printJobId)
-      return storage.printJobs.findById(accountId, printJobId)
+      const notCancellable = (status: PrintJob['status'] | undefined) =>
+        new ApiError('print_job_not_cancellable', `A ${status} job cannot be cancelled.`, { status })
+      // docs/job-lifecycle.md: a job no hub was offered is cancelled here; otherwise only its hub can say
+      // that none of its bytes reached the printer, so the cancel is confirmed by the hub.
+      if (lifecycle.apply(printJobId, 'cancelUnoffered', { completed_at: new Date().toISOString() }))
+        return storage.printJobs.findById(accountId, printJobId)
+      if (!lifecycle.requestCancel(printJobId, 'cancelled'))
+        throw notCancellable(storage.printJobs.findById(accountId, printJobId)?.status)
+      await jobEvents.cancelRequested(printJobId)
+      const after = storage.printJobs.findById(accountId, printJobId)
+      if (after?.status === 'cancelled') return after
+      if (after?.status === 'pending' || after?.status === 'reserved') return reply.code(202).send(after)
+      throw notCancellable(after?.status)
     },
   )
 

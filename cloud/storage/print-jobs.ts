@@ -10,19 +10,39 @@ export interface PrintJobFilter {
 }
 
 /** A job with what its hub needs to print it. */
-export interface DispatchableJob extends PrintJob {
+export interface DispatchableJob extends PrintJob, JobHandoff {
   account_id: string
-  agent_id: string
   printer_key: string | null
   sha256: string
   size_bytes: number
 }
 
+/** What a lifecycle rule records; each timestamp and reason is recorded once (the first one stays). */
 export interface StatusChange {
   reserved_at?: string
   started_at?: string
   completed_at?: string
   failure_reason?: string
+  offered_at?: string
+  cancel_requested_at?: string
+  cancel_reason?: string
+}
+
+/** A rule of cloud/print-jobs/lifecycle.ts, as storage applies it. */
+export interface JobRuleSpec {
+  from: readonly PrintJobStatus[]
+  to?: PrintJobStatus
+  when?: 'never_offered' | 'cancel_requested' | 'no_cancel_requested'
+}
+
+/** An unfinished job and what its hub has been told: for the dispatcher and expiry. */
+export interface JobHandoff {
+  print_job_id: string
+  agent_id: string
+  status: PrintJobStatus
+  offered_at: string | null
+  cancel_requested_at: string | null
+  cancel_reason: 'cancelled' | 'expired' | null
 }
 
 export interface PrintJobRepository {
@@ -31,17 +51,13 @@ export interface PrintJobRepository {
   /** The agent's jobs that are still pending or reserved, oldest first (what a reconnecting hub is offered). */
   unfinishedForAgent(agentId: string): DispatchableJob[]
   /**
-   * Moves a job to `to` only if its status is one of `from`, recording the timestamps once. Returns false
-   * (changing nothing) for a stale or repeated change.
+   * Applies a lifecycle rule as one compare-and-set: only if the job's status is one of `rule.from` and its
+   * condition holds, it moves to `rule.to` (if any) and records `change` where nothing was recorded yet.
+   * Returns false (changing nothing) otherwise.
    */
-  transition(
-    printJobId: string,
-    from: readonly PrintJobStatus[],
-    to: PrintJobStatus,
-    change: StatusChange,
-  ): boolean
-  /** Fails every job still pending since before `cutoff` with `expired`; returns their ids. */
-  expirePending(cutoff: string, at: string): string[]
+  apply(printJobId: string, rule: JobRuleSpec, change: StatusChange): boolean
+  /** Jobs still pending that were created before `cutoff`, oldest first, at most `limit`. */
+  pendingSince(cutoff: string, limit: number): JobHandoff[]
   /** Whether the agent prints a job of this document (it may then download it). */
   agentMayRead(agentId: string, documentId: string): boolean
   /**
@@ -143,13 +159,7 @@ export function createPrintJobRepository(db: SqliteDatabase): PrintJobRepository
   const DISPATCH = `SELECT j.*, d.mime_type, d.format, d.raw_language, d.sha256, d.size_bytes, p.agent_id,
       p.printer_key FROM print_jobs j JOIN documents d ON d.document_id = j.document_id
       JOIN printers p ON p.printer_id = j.printer_id`
-  type DispatchRow = JobRow & {
-    account_id: string
-    agent_id: string
-    printer_key: string | null
-    sha256: string
-    size_bytes: number
-  }
+  type DispatchRow = JobRow & Omit<DispatchableJob, keyof PrintJob>
   const toDispatchable = (row: DispatchRow): DispatchableJob => ({
     ...toJob(row),
     account_id: row.account_id,
@@ -157,17 +167,18 @@ export function createPrintJobRepository(db: SqliteDatabase): PrintJobRepository
     printer_key: row.printer_key,
     sha256: row.sha256,
     size_bytes: row.size_bytes,
+    offered_at: row.offered_at,
+    cancel_requested_at: row.cancel_requested_at,
+    cancel_reason: row.cancel_reason,
   })
   const dispatchable = db.prepare<[string], DispatchRow>(`${DISPATCH} WHERE j.print_job_id = ?`)
   const unfinished = db.prepare<[string], DispatchRow>(
     `${DISPATCH} WHERE p.agent_id = ? AND j.status IN ('pending', 'reserved') ORDER BY j.seq`,
   )
-  const expiring = db.prepare<[string], { print_job_id: string }>(
-    `SELECT print_job_id FROM print_jobs WHERE status = 'pending' AND created_at < ?`,
-  )
-  const expire = db.prepare(
-    `UPDATE print_jobs SET status = 'failed', completed_at = ?, failure_reason = 'expired'
-     WHERE print_job_id = ? AND status = 'pending'`,
+  const pendingSince = db.prepare<[string, number], JobHandoff>(
+    `SELECT j.print_job_id, p.agent_id, j.status, j.offered_at, j.cancel_requested_at, j.cancel_reason
+     FROM print_jobs j JOIN printers p ON p.printer_id = j.printer_id
+     WHERE j.status = 'pending' AND j.created_at < ? ORDER BY j.created_at LIMIT ?`,
   )
   const mayRead = db.prepare<[string, string], { one: number }>(
     `SELECT 1 AS one FROM print_jobs j JOIN printers p ON p.printer_id = j.printer_id
@@ -179,30 +190,33 @@ export function createPrintJobRepository(db: SqliteDatabase): PrintJobRepository
   const update = db.prepare(
     `UPDATE print_jobs SET status = @to, reserved_at = coalesce(reserved_at, @reserved_at),
        started_at = coalesce(started_at, @started_at), completed_at = coalesce(completed_at, @completed_at),
-       failure_reason = coalesce(failure_reason, @failure_reason)
-     WHERE print_job_id = @id AND status = @from`,
+       failure_reason = coalesce(failure_reason, @failure_reason), offered_at = coalesce(offered_at, @offered_at),
+       cancel_requested_at = coalesce(cancel_requested_at, @cancel_requested_at),
+       cancel_reason = coalesce(cancel_reason, @cancel_reason)
+     WHERE print_job_id = @id AND status = @from AND CASE @when
+       WHEN 'never_offered' THEN offered_at IS NULL
+       WHEN 'cancel_requested' THEN cancel_requested_at IS NOT NULL
+       WHEN 'no_cancel_requested' THEN cancel_requested_at IS NULL
+       ELSE 1 END`,
   )
-  const transition = db.transaction(
-    (id: string, from: readonly PrintJobStatus[], to: PrintJobStatus, change: StatusChange) => {
-      const current = statusOf.get(id)?.status
-      if (current === undefined || !from.includes(current)) return false
-      return (
-        update.run({
-          id,
-          from: current,
-          to,
-          reserved_at: change.reserved_at ?? null,
-          started_at: change.started_at ?? null,
-          completed_at: change.completed_at ?? null,
-          failure_reason: change.failure_reason ?? null,
-        }).changes === 1
-      )
-    },
-  )
-  const expirePending = db.transaction((cutoff: string, at: string) => {
-    const ids = expiring.all(cutoff).map((r) => r.print_job_id)
-    for (const id of ids) expire.run(at, id)
-    return ids
+  const apply = db.transaction((id: string, rule: JobRuleSpec, change: StatusChange) => {
+    const current = statusOf.get(id)?.status
+    if (current === undefined || !rule.from.includes(current)) return false
+    return (
+      update.run({
+        id,
+        from: current,
+        to: rule.to ?? current,
+        when: rule.when ?? null,
+        reserved_at: change.reserved_at ?? null,
+        started_at: change.started_at ?? null,
+        completed_at: change.completed_at ?? null,
+        failure_reason: change.failure_reason ?? null,
+        offered_at: change.offered_at ?? null,
+        cancel_requested_at: change.cancel_requested_at ?? null,
+        cancel_reason: change.cancel_reason ?? null,
+      }).changes === 1
+    )
   })
   return {
     dispatchable(printJobId) {
@@ -210,8 +224,8 @@ export function createPrintJobRepository(db: SqliteDatabase): PrintJobRepository
       return row && toDispatchable(row)
     },
     unfinishedForAgent: (agentId) => unfinished.all(agentId).map(toDispatchable),
-    transition: (id, from, to, change) => transition.immediate(id, from, to, change),
-    expirePending: (cutoff, at) => expirePending.immediate(cutoff, at),
+    apply: (id, rule, change) => apply.immediate(id, rule, change),
+    pendingSince: (cutoff, limit) => pendingSince.all(cutoff, limit),
     agentMayRead: (agentId, documentId) => mayRead.get(agentId, documentId) !== undefined,
     insertWithinCapacity: (accountId, job, capacity) =>
       insertWithinCapacity.immediate(accountId, job, capacity),

@@ -17,6 +17,9 @@ export interface SpooledJob {
   state: SpoolState
 }
 
+/** Why the cloud asked the hub to drop a job (protocol: `cancel_job`). */
+export type DropReason = 'cancelled' | 'expired'
+
 export type OutboxTopic = 'job-ack' | 'job-status'
 export interface OutboxMessage<T extends OutboxTopic = OutboxTopic> {
   seq: number
@@ -35,6 +38,11 @@ const SCHEMA = `
     failure_reason TEXT
   );
   CREATE INDEX IF NOT EXISTS jobs_queued ON jobs(printer_key, state, created_at);
+  CREATE TABLE IF NOT EXISTS dropped (
+    print_job_id TEXT PRIMARY KEY,
+    reason TEXT NOT NULL,
+    at TEXT NOT NULL
+  );
   CREATE TABLE IF NOT EXISTS outbox (
     seq INTEGER PRIMARY KEY AUTOINCREMENT,
     topic TEXT NOT NULL,
@@ -49,6 +57,11 @@ interface JobRow {
   state: SpoolState
   failure_reason: string | null
 }
+
+const dropReport = (reason: DropReason) =>
+  reason === 'expired'
+    ? ({ status: 'failed', failure_reason: 'expired' } as const)
+    : ({ status: 'cancelled' } as const)
 
 const toJob = (row: JobRow): SpooledJob => ({
   print_job_id: row.print_job_id,
@@ -71,9 +84,14 @@ export class Spool {
     this.#s = {
       find: db.prepare<[string], JobRow>('SELECT * FROM jobs WHERE print_job_id = ?'),
       insert: db.prepare(
-        `INSERT INTO jobs (print_job_id, printer_key, offer, state, created_at, updated_at)
-         VALUES (?, ?, ?, 'queued', ?, ?)`,
+        `INSERT INTO jobs (print_job_id, printer_key, offer, state, created_at, updated_at, failure_reason)
+         VALUES (?, ?, ?, ?, ?, ?, ?)`,
       ),
+      droppedFind: db.prepare<[string], { reason: DropReason }>(
+        'SELECT reason FROM dropped WHERE print_job_id = ?',
+      ),
+      droppedInsert: db.prepare('INSERT OR IGNORE INTO dropped (print_job_id, reason, at) VALUES (?, ?, ?)'),
+      droppedPrune: db.prepare('DELETE FROM dropped WHERE at < ?'),
       move: db.prepare(
         `UPDATE jobs SET state = @to, updated_at = @at, failure_reason = @reason
          WHERE print_job_id = @id AND state = @from`,
@@ -102,36 +120,78 @@ export class Spool {
   /**
    * Takes an offer. A new job is queued and acknowledged; a repeated offer of a job the hub already has is
    * acknowledged again (and, if it already finished, its final status is sent again: the cloud evidently
-   * missed it). Returns whether the job was new.
+   * missed it). A job the cloud asked the hub to drop before its offer arrived is never queued: it is
+   * recorded as dropped and reported so. Returns whether the job was new.
    */
   readonly accept = (offer: JobOffer, now = new Date()): boolean =>
     this.#db
       .transaction(() => {
         const at = now.toISOString()
-        const known = this.#s.find.get(offer.print_job_id)
+        let known = this.#s.find.get(offer.print_job_id)
+        const isNew = !known
         if (!known) {
+          const dropped = this.#s.droppedFind.get(offer.print_job_id)
+          const state: SpoolState = !dropped
+            ? 'queued'
+            : dropped.reason === 'expired'
+              ? 'failed'
+              : 'cancelled'
+          const reason = dropped?.reason === 'expired' ? 'expired' : null
           this.#s.insert.run(
             offer.print_job_id,
             offer.printer_key,
             JSON.stringify(offer),
+            state,
             offer.created_at,
             at,
+            reason,
           )
+          known = this.#s.find.get(offer.print_job_id)!
         }
-        const state = known?.state ?? 'queued'
-        if (state === 'queued' || state === 'printing') {
+        if (known.state === 'queued' || known.state === 'printing') {
           this.#push('job-ack', { v: PROTOCOL_VERSION, print_job_id: offer.print_job_id, at })
+        } else {
+          this.#pushFinal(known, at)
         }
-        if (state === 'printed' || state === 'failed') {
+        return isNew
+      })
+      .immediate()
+
+  /**
+   * The cloud asks to drop a job (protocol: `cancel_job`). A queued job is dropped: its bytes never reach the
+   * printer. A job the hub has not received yet is remembered as dropped, so that a late offer is never
+   * printed. Either way, and whatever the job's state, the answer to the cloud is its status now: dropped
+   * (`cancelled`, or `failed` with `expired`), or `printing`, `printed`, `failed` when it had started.
+   * Returns the state the job is in afterwards.
+   */
+  readonly drop = (printJobId: string, reason: DropReason, now = new Date()): SpoolState | 'unknown' =>
+    this.#db
+      .transaction((): SpoolState | 'unknown' => {
+        const at = now.toISOString()
+        const known = this.#s.find.get(printJobId)
+        if (!known) {
+          this.#s.droppedInsert.run(printJobId, reason, at)
           this.#push('job-status', {
             v: PROTOCOL_VERSION,
-            print_job_id: offer.print_job_id,
-            status: state,
-            at: at,
-            ...(known?.failure_reason && { failure_reason: known.failure_reason as FailureReason }),
+            print_job_id: printJobId,
+            at,
+            ...dropReport(reason),
           })
+          return 'unknown'
         }
-        return !known
+        if (known.state === 'queued') {
+          const report = dropReport(reason)
+          const reasonColumn = report.status === 'failed' ? report.failure_reason : null
+          this.#s.move.run({ id: printJobId, from: 'queued', to: report.status, at, reason: reasonColumn })
+          this.#push('job-status', { v: PROTOCOL_VERSION, print_job_id: printJobId, at, ...report })
+          return report.status
+        }
+        if (known.state === 'printing') {
+          this.#push('job-status', { v: PROTOCOL_VERSION, print_job_id: printJobId, status: 'printing', at })
+        } else {
+          this.#pushFinal(known, at)
+        }
+        return known.state
       })
       .immediate()
 
@@ -171,19 +231,6 @@ export class Spool {
       ...(detail !== undefined && { detail: detail.slice(0, 500) }),
     })
 
-  /** The cloud cancelled it: drop it if it has not started. */
-  cancel(printJobId: string, now = new Date()): boolean {
-    return (
-      this.#s.move.run({
-        id: printJobId,
-        from: 'queued',
-        to: 'cancelled',
-        at: now.toISOString(),
-        reason: null,
-      }).changes === 1
-    )
-  }
-
   /** At start-up: a job left `printing` by a crash may have reached paper; fail it, never reprint it. */
   recoverInterrupted(now = new Date()): string[] {
     const interrupted = this.#s.inState.all('printing').map((r) => r.print_job_id)
@@ -208,13 +255,27 @@ export class Spool {
     return new Set(this.#s.active.all().map((r) => (JSON.parse(r.offer) as JobOffer).document.sha256))
   }
 
-  /** Forgets finished jobs older than `before`. */
+  /** Forgets finished jobs, and drop requests for jobs never received, older than `before`. */
   prune(before: Date): number {
+    this.#s.droppedPrune.run(before.toISOString())
     return this.#s.prune.run(before.toISOString()).changes
   }
 
   close(): void {
     this.#db.close()
+  }
+
+  /** Sends a finished job's status again (the cloud asked about it, so it evidently missed it). */
+  #pushFinal(job: JobRow, at: string): void {
+    if (job.state !== 'printed' && job.state !== 'failed' && job.state !== 'cancelled') return
+    this.#push('job-status', {
+      v: PROTOCOL_VERSION,
+      print_job_id: job.print_job_id,
+      status: job.state,
+      at,
+      ...(job.state === 'failed' &&
+        job.failure_reason && { failure_reason: job.failure_reason as FailureReason }),
+    })
   }
 
   #push<T extends OutboxTopic>(topic: T, payload: HubPayload<T>): void {

@@ -34,6 +34,7 @@ describe('the dispatcher and the agent API, with an MQTT client standing in for 
   let hub: { agent_id: string; credential: string }
   let client: MqttClient
   const messages: { topic: string; payload: Record<string, unknown> }[] = []
+  let answerCancel: 'cancelled' | 'printing' | null = null
   const printerId = () => printerIdFor(hub.agent_id, 'receipt-1')
 
   const api = async <T>(method: string, path: string, body?: unknown) => {
@@ -63,7 +64,7 @@ describe('the dispatcher and the agent API, with an MQTT client standing in for 
     messages.filter((m) => m.topic.endsWith('/job-offer') && m.payload.print_job_id === id)
 
   beforeAll(async () => {
-    full = await startFullCloud({ PENDING_JOB_EXPIRY_SECONDS: '60' })
+    full = await startFullCloud({ PENDING_JOB_EXPIRY_SECONDS: '60', CANCEL_CONFIRM_TIMEOUT_MS: '500' })
     seed = seedAccount(full.cloud)
     hub = await enroll(full.url, seed.enrollmentToken)
     client = await connectHub(full.mqttUrl, {
@@ -71,9 +72,17 @@ describe('the dispatcher and the agent API, with an MQTT client standing in for 
       username: hub.agent_id,
       password: hub.credential,
     })
-    client.on('message', (topic, payload) =>
-      messages.push({ topic, payload: JSON.parse(payload.toString()) }),
-    )
+    client.on('message', (topic, payload) => {
+      const message = { topic, payload: JSON.parse(payload.toString()) }
+      messages.push(message)
+      // The hub's answer to a cancel: it dropped the job, or had started printing it.
+      if (topic.endsWith('/command') && message.payload.command === 'cancel_job' && answerCancel !== null)
+        void publish('job-status', {
+          print_job_id: message.payload.print_job_id,
+          status: answerCancel,
+          at: new Date().toISOString(),
+        })
+    })
     await client.subscribeAsync([`hubs/${hub.agent_id}/job-offer`, `hubs/${hub.agent_id}/command`], {
       qos: 1,
     })
@@ -180,42 +189,32 @@ describe('the dispatcher and the agent API, with an MQTT client standing in for 
     )
   })
 
-  it('cancels pending and reserved jobs, tells the hub, and refuses to cancel a printing one', async () => {
+  const cancelCommandsFor = (id: string) =>
+    messages.filter(
+      (m) =>
+        m.topic.endsWith('/command') && m.payload.command === 'cancel_job' && m.payload.print_job_id === id,
+    )
+  const cancel = (id: string) =>
+    api<PrintJob & { error_code: string; details: { status: string } }>(
+      'POST',
+      `/api/v1/print-jobs/${id}/cancel`,
+    )
+
+  it('cancels a job only once its hub confirms it dropped it', async () => {
     const created = await createJob()
-    const cancelled = await api<PrintJob>('POST', `/api/v1/print-jobs/${created.print_job_id}/cancel`)
+    answerCancel = 'cancelled'
+    const cancelled = await cancel(created.print_job_id)
     expect(cancelled.status).toBe(200)
     expect(cancelled.body).toMatchObject({ status: 'cancelled', completed_at: expect.any(String) })
-    await until(() =>
-      messages.some(
-        (m) =>
-          m.topic.endsWith('/command') &&
-          m.payload.command === 'cancel_job' &&
-          m.payload.print_job_id === created.print_job_id,
-      ),
-    )
-    const again = await api<{ error_code: string; details: { status: string } }>(
-      'POST',
-      `/api/v1/print-jobs/${created.print_job_id}/cancel`,
-    )
+    expect(cancelCommandsFor(created.print_job_id).map((m) => m.payload)).toEqual([
+      { v: 1, command: 'cancel_job', print_job_id: created.print_job_id, reason: 'cancelled' },
+    ])
+    const again = await cancel(created.print_job_id)
     expect(again.status).toBe(409)
     expect(again.body).toMatchObject({
       error_code: 'print_job_not_cancellable',
       details: { status: 'cancelled' },
     })
-
-    const printing = await createJob()
-    await publish('job-status', {
-      print_job_id: printing.print_job_id,
-      status: 'printing',
-      at: new Date().toISOString(),
-    })
-    await until(() => job(printing.print_job_id)?.status === 'printing')
-    const refused = await api<{ error_code: string }>(
-      'POST',
-      `/api/v1/print-jobs/${printing.print_job_id}/cancel`,
-    )
-    expect(refused.status).toBe(409)
-    expect(refused.body.error_code).toBe('print_job_not_cancellable')
     // A report for a cancelled job changes nothing.
     await publish('job-status', {
       print_job_id: created.print_job_id,
@@ -226,11 +225,60 @@ describe('the dispatcher and the agent API, with an MQTT client standing in for 
     expect(job(created.print_job_id)?.status).toBe('cancelled')
   })
 
-  it('fails jobs left pending past the expiry with `expired`', async () => {
+  it('answers 409 when the hub had started printing: the cancel lost the race', async () => {
     const created = await createJob()
-    const expired = full.cloud.dispatcher.expireStale(new Date(Date.now() + 61_000))
-    expect(expired).toContain(created.print_job_id)
-    expect(job(created.print_job_id)).toMatchObject({ status: 'failed', failure_reason: 'expired' })
+    answerCancel = 'printing'
+    const lost = await cancel(created.print_job_id)
+    expect(lost.status).toBe(409)
+    expect(lost.body).toMatchObject({
+      error_code: 'print_job_not_cancellable',
+      details: { status: 'printing' },
+    })
+    expect(job(created.print_job_id)?.status).toBe('printing')
+    // A printing job is refused without asking the hub.
+    const commands = cancelCommandsFor(created.print_job_id).length
+    expect((await cancel(created.print_job_id)).status).toBe(409)
+    expect(cancelCommandsFor(created.print_job_id).length).toBe(commands)
+  })
+
+  it('answers 202 while the hub has not confirmed; the request stands and is sent again on reconnect', async () => {
+    const created = await createJob()
+    answerCancel = null
+    const waiting = await cancel(created.print_job_id)
+    expect(waiting.status).toBe(202)
+    expect(waiting.body).toMatchObject({ print_job_id: created.print_job_id, status: 'pending' })
+    // On reconnect the hub is asked to drop the job instead of being offered it.
+    const offers = offersFor(created.print_job_id).length
+    await publish('presence', { online: true, session: 's2' })
+    await until(() => cancelCommandsFor(created.print_job_id).length >= 2)
+    expect(offersFor(created.print_job_id).length).toBe(offers)
+    await publish('job-status', {
+      print_job_id: created.print_job_id,
+      status: 'cancelled',
+      at: new Date().toISOString(),
+    })
+    await until(() => job(created.print_job_id)?.status === 'cancelled')
+  })
+
+  it('expires a pending job its hub holds only through the hub', async () => {
+    const created = await createJob()
+    answerCancel = null
+    expect(full.cloud.dispatcher.expireStale(new Date(Date.now() + 61_000))).not.toContain(
+      created.print_job_id,
+    )
+    const [command] = await until(
+      () => cancelCommandsFor(created.print_job_id).length > 0 && cancelCommandsFor(created.print_job_id),
+    )
+    expect(command?.payload).toMatchObject({ reason: 'expired' })
+    expect(job(created.print_job_id)?.status).toBe('pending')
+    await publish('job-status', {
+      print_job_id: created.print_job_id,
+      status: 'failed',
+      failure_reason: 'expired',
+      at: new Date().toISOString(),
+    })
+    await until(() => job(created.print_job_id)?.status === 'failed')
+    expect(job(created.print_job_id)?.failure_reason).toBe('expired')
   })
 
   it("lets a hub download only its own jobs' documents, with its credential", async () => {
@@ -263,6 +311,20 @@ describe('the dispatcher and the agent API, with an MQTT client standing in for 
     await new Promise((r) => setTimeout(r, 100))
     const after = await api<{ data: { online: boolean }[] }>('GET', '/api/v1/printers')
     expect(after.body.data.every((p) => !p.online)).toBe(true)
+  })
+
+  it('cancels and expires at once a job no hub was offered (its hub is offline)', async () => {
+    expect(full.cloud.storage.agents.findById(hub.agent_id)?.online).toBe(false)
+    const unoffered = await createJob()
+    const cancelled = await cancel(unoffered.print_job_id)
+    expect(cancelled.status).toBe(200)
+    expect(cancelled.body.status).toBe('cancelled')
+    const stale = await createJob()
+    expect(full.cloud.dispatcher.expireStale(new Date(Date.now() + 61_000))).toContain(stale.print_job_id)
+    expect(job(stale.print_job_id)).toMatchObject({ status: 'failed', failure_reason: 'expired' })
+    expect(offersFor(unoffered.print_job_id)).toEqual([])
+    expect(cancelCommandsFor(unoffered.print_job_id)).toEqual([])
+    expect(offersFor(stale.print_job_id)).toEqual([])
   })
 
   it('refuses an expired enrollment token', async () => {

@@ -83,13 +83,54 @@ describe('the hub spool (real SQLite file)', () => {
     expect(spool.next('socket://127.0.0.1:9100')).toBeUndefined()
   })
 
-  it('cancels only a job that has not started', () => {
+  it('drops only a job that has not started, and answers each drop request with the job’s status', () => {
     spool.accept(offer(1))
     spool.accept(offer(2))
     spool.startPrinting(offer(2).print_job_id)
-    expect(spool.cancel(offer(1).print_job_id)).toBe(true)
-    expect(spool.cancel(offer(2).print_job_id)).toBe(false)
+    const before = spool.outbox().length
+    expect(spool.drop(offer(1).print_job_id, 'cancelled')).toBe('cancelled')
+    expect(spool.drop(offer(2).print_job_id, 'cancelled')).toBe('printing')
     expect(spool.find(offer(1).print_job_id)?.state).toBe('cancelled')
+    expect(spool.find(offer(2).print_job_id)?.state).toBe('printing')
+    expect(spool.next('socket://127.0.0.1:9100')).toBeUndefined()
+    expect(
+      spool
+        .outbox()
+        .slice(before)
+        .map((m) => [m.topic, m.payload]),
+    ).toEqual([
+      ['job-status', expect.objectContaining({ print_job_id: offer(1).print_job_id, status: 'cancelled' })],
+      ['job-status', expect.objectContaining({ print_job_id: offer(2).print_job_id, status: 'printing' })],
+    ])
+    // Asked again, it answers again (the first answer may have been lost).
+    expect(spool.drop(offer(1).print_job_id, 'cancelled')).toBe('cancelled')
+    expect(spool.outbox().at(-1)?.payload).toMatchObject({ status: 'cancelled' })
+  })
+
+  it('drops a queued job as expired when the cloud says it expired', () => {
+    spool.accept(offer(1))
+    expect(spool.drop(offer(1).print_job_id, 'expired')).toBe('failed')
+    expect(spool.outbox().at(-1)?.payload).toMatchObject({ status: 'failed', failure_reason: 'expired' })
+    expect(spool.next('socket://127.0.0.1:9100')).toBeUndefined()
+  })
+
+  it('never queues a job whose drop request arrived before its offer, across a restart', () => {
+    expect(spool.drop(offer(1).print_job_id, 'cancelled')).toBe('unknown')
+    expect(spool.outbox().at(-1)?.payload).toMatchObject({
+      print_job_id: offer(1).print_job_id,
+      status: 'cancelled',
+    })
+    spool.close()
+    spool = new Spool(file)
+    expect(spool.accept(offer(1))).toBe(true)
+    expect(spool.find(offer(1).print_job_id)?.state).toBe('cancelled')
+    expect(spool.next('socket://127.0.0.1:9100')).toBeUndefined()
+    // No acknowledgement (the job is not spooled for printing); its status is told instead.
+    expect(spool.outbox().at(-1)).toMatchObject({ topic: 'job-status', payload: { status: 'cancelled' } })
+    expect(spool.drop(offer(2).print_job_id, 'expired')).toBe('unknown')
+    spool.accept(offer(2))
+    expect(spool.find(offer(2).print_job_id)?.state).toBe('failed')
+    expect(spool.outbox().at(-1)?.payload).toMatchObject({ status: 'failed', failure_reason: 'expired' })
   })
 
   it('keeps the outbox until each message is delivered, across a restart', () => {

@@ -1,0 +1,78 @@
+import type { Logger } from 'pino'
+
+const MAX_DELAY_MS = 60_000
+const MAX_ATTEMPTS = 20
+
+/** The few fields of a hub message that identify it in a log line (never a credential: hubs send none). */
+function summary(payload: object): Record<string, unknown> {
+  const picked: Record<string, unknown> = {}
+  for (const key of ['print_job_id', 'status', 'failure_reason', 'online', 'session', 'agent_version'])
+    if (key in payload) picked[key] = (payload as Record<string, unknown>)[key]
+  if ('printers' in payload && Array.isArray(payload.printers)) picked.printers = payload.printers.length
+  return picked
+}
+
+/**
+ * Runs the handler of a hub message so that its failure (a busy database, a full disk) is logged with the hub
+ * and the message and never escapes, and handles the message again later with a doubling delay. Messages that
+ * only matter while they are a hub's latest (presence, state) share a key: a retry yields to a newer message
+ * with the same key. Others (job reports, each a compare-and-set) are all retried.
+ */
+export class HandlerRetry {
+  readonly #logger: Logger
+  readonly #baseMs: number
+  readonly #latest = new Map<string, number>()
+  readonly #timers = new Set<NodeJS.Timeout>()
+  #generation = 0
+  #stopped = false
+
+  constructor(logger: Logger, baseMs = 1000) {
+    this.#logger = logger
+    this.#baseMs = baseMs
+  }
+
+  run(topic: string, agentId: string, latestKey: string | null, payload: object, handle: () => unknown) {
+    const generation = ++this.#generation
+    if (latestKey !== null) this.#latest.set(latestKey, generation)
+    return this.#attempt({ topic, agentId, latestKey, payload, handle, generation }, 1)
+  }
+
+  stop(): void {
+    this.#stopped = true
+    for (const timer of this.#timers) clearTimeout(timer)
+    this.#timers.clear()
+  }
+
+  async #attempt(
+    message: {
+      topic: string
+      agentId: string
+      latestKey: string | null
+      payload: object
+      handle: () => unknown
+      generation: number
+    },
+    attempt: number,
+  ): Promise<void> {
+    const { topic, agentId, latestKey, payload, handle, generation } = message
+    if (this.#stopped || (latestKey !== null && this.#latest.get(latestKey) !== generation)) return
+    try {
+      await handle()
+      if (latestKey !== null && this.#latest.get(latestKey) === generation) this.#latest.delete(latestKey)
+    } catch (error) {
+      const log = { err: error, agent_id: agentId, topic, message: summary(payload), attempt }
+      if (attempt >= MAX_ATTEMPTS) {
+        this.#logger.error(log, 'hub message handler failed; giving up on this message')
+        return
+      }
+      const delay = Math.min(MAX_DELAY_MS, this.#baseMs * 2 ** (attempt - 1))
+      this.#logger.error({ ...log, retry_in_ms: delay }, 'hub message handler failed')
+      const timer = setTimeout(() => {
+        this.#timers.delete(timer)
+        void this.#attempt(message, attempt + 1)
+      }, delay)
+      timer.unref()
+      this.#timers.add(timer)
+    }
+  }
+}

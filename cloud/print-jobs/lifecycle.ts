@@ -1,0 +1,93 @@
+import type { PrintJobStatus } from '../../protocol/enums.ts'
+import type { PrintJobRepository, StatusChange } from '../storage/print-jobs.ts'
+
+/**
+ * A print job's life (docs/job-lifecycle.md), as one table that the routes, the dispatcher and expiry all go
+ * through. Each rule names the statuses it starts from, the status it leads to (none: the status stays), a
+ * condition on what the cloud has told the job's hub, and what it records. Storage applies a rule as one
+ * compare-and-set, so a stale, repeated or crossing change does nothing.
+ *
+ * The rule that keeps the API truthful: once a hub may hold a job (it was offered), only that hub knows
+ * whether the job's bytes went to the printer, so the job becomes `cancelled` (or `failed` with `expired`)
+ * only when the hub reports that it dropped it.
+ */
+export type JobCondition = 'never_offered' | 'cancel_requested' | 'no_cancel_requested'
+
+export interface JobRule {
+  from: readonly PrintJobStatus[]
+  to?: PrintJobStatus
+  when?: JobCondition
+}
+
+const UNSTARTED = ['pending', 'reserved'] as const
+const UNFINISHED = ['pending', 'reserved', 'printing'] as const
+
+export const JOB_RULES = {
+  /** The cloud sends the job to its hub; a job whose cancel was requested is never offered again. */
+  offer: { from: UNSTARTED, when: 'no_cancel_requested' },
+  /** The hub has the job in its spool. */
+  reserve: { from: ['pending'], to: 'reserved' },
+  /** The hub recorded `printing` and is about to send the first byte. */
+  start: { from: UNSTARTED, to: 'printing' },
+  print: { from: UNFINISHED, to: 'printed' },
+  fail: { from: UNFINISHED, to: 'failed' },
+  /** A cancel of a job its hub may hold: recorded, then confirmed (or refused) by the hub. */
+  requestCancel: { from: UNSTARTED },
+  /** The hub dropped the job before any byte of it reached the printer. */
+  confirmCancel: { from: UNSTARTED, to: 'cancelled', when: 'cancel_requested' },
+  /** No hub was ever offered the job: nothing can have printed it. */
+  cancelUnoffered: { from: ['pending'], to: 'cancelled', when: 'never_offered' },
+  expireUnoffered: { from: ['pending'], to: 'failed', when: 'never_offered' },
+} as const satisfies Record<string, JobRule>
+
+export type JobEvent = keyof typeof JOB_RULES
+
+export type CancelReason = 'cancelled' | 'expired'
+
+/** The job's lifecycle over its repository: every change of a job's status or of what its hub was told. */
+export class JobLifecycle {
+  readonly #jobs: PrintJobRepository
+
+  constructor(jobs: PrintJobRepository) {
+    this.#jobs = jobs
+  }
+
+  /** Applies `event` if the job is where its rule starts; false (changing nothing) otherwise. */
+  apply(printJobId: string, event: JobEvent, change: StatusChange = {}): boolean {
+    return this.#jobs.apply(printJobId, JOB_RULES[event], change)
+  }
+
+  offered(printJobId: string, at = new Date()): boolean {
+    return this.apply(printJobId, 'offer', { offered_at: at.toISOString() })
+  }
+
+  requestCancel(printJobId: string, reason: CancelReason, at = new Date()): boolean {
+    return this.apply(printJobId, 'requestCancel', {
+      cancel_requested_at: at.toISOString(),
+      cancel_reason: reason,
+    })
+  }
+
+  /** What a hub reported about a job; false when it changes nothing (stale, repeated or not allowed). */
+  hubReported(
+    printJobId: string,
+    status: 'printing' | 'printed' | 'failed' | 'cancelled',
+    at: string,
+    failureReason?: string,
+  ): boolean {
+    switch (status) {
+      case 'printing':
+        return this.apply(printJobId, 'start', { reserved_at: at, started_at: at })
+      case 'printed':
+        return this.apply(printJobId, 'print', { reserved_at: at, started_at: at, completed_at: at })
+      case 'failed':
+        return this.apply(printJobId, 'fail', {
+          reserved_at: at,
+          completed_at: at,
+          failure_reason: failureReason ?? 'printer_error',
+        })
+      case 'cancelled':
+        return this.apply(printJobId, 'confirmCancel', { completed_at: at })
+    }
+  }
+}

@@ -179,4 +179,13 @@ export const MIGRATIONS: readonly Migration[] = [
         BEGIN SELECT RAISE(ABORT, 'document_purged'); END;
     `,
   },
+  {
+    version: 7,
+    name: 'revoked API clients and hubs',
+    sql: `
+      ALTER TABLE api_clients ADD COLUMN revoked_at TEXT;
+      ALTER TABLE agents ADD COLUMN revoked_at TEXT;
+      CREATE INDEX agents_by_revocation ON agents(revoked_at) WHERE revoked_at IS NOT NULL;
+    `,
+  },
 ]

@@ -1,5 +1,5 @@
 import { createHash, randomUUID } from 'node:crypto'
-import { mkdir, rename, rm, stat, writeFile } from 'node:fs/promises'
+import { mkdir, rename, rm, stat, utimes, writeFile } from 'node:fs/promises'
 import path from 'node:path'
 
 export interface StagedBlob {
@@ -13,6 +13,10 @@ export interface StagedBlob {
  * Document bytes on disk, addressed by their SHA-256 (`documents/ab/cd/<sha256>`), so the same bytes are
  * kept once however many documents name them. Bytes that must be inspected as a file are staged in a
  * temporary file first, then kept with an atomic rename or discarded; others are kept at once.
+ *
+ * Keeping bytes that are already there marks their file as just used. Housekeeping deletes a file only if it
+ * was not used since a moment before it found that no document names it (`deleteIfUnusedSince`), so an
+ * intake of the same bytes that is about to record its document never loses the file.
  */
 export interface BlobStore {
   stage(bytes: Buffer): Promise<StagedBlob>
@@ -21,6 +25,11 @@ export interface BlobStore {
   /** Keeps bytes that need no file-based inspection; returns their SHA-256. */
   put(bytes: Buffer): Promise<string>
   pathOf(sha256: string): string
+  /**
+   * Deletes the file unless it was kept or reused at or after `since` (epoch ms); true when it is gone.
+   * Safe to run on several nodes at once and to repeat after a crash.
+   */
+  deleteIfUnusedSince(sha256: string, since: number): Promise<boolean>
 }
 
 export function sha256Of(bytes: Buffer): string {
@@ -43,8 +52,13 @@ export function createBlobStore(dataDir: string): BlobStore {
     await writeFile(tempPath, bytes, { mode: 0o600 })
     return { tempPath, sha256, size: bytes.length }
   }
-  const alreadyKept = async (sha256: string, size: number) =>
-    (await stat(pathOf(sha256)).catch(() => null))?.size === size
+  const alreadyKept = async (sha256: string, size: number) => {
+    const file = pathOf(sha256)
+    const now = new Date()
+    // Marks the file as used now; a file that housekeeping moved aside meanwhile is written again.
+    if (!(await utimes(file, now, now).then(() => true, ignoreMissing))) return false
+    return (await stat(file).catch(() => null))?.size === size
+  }
   const keep = async (staged: StagedBlob) => {
     if (await alreadyKept(staged.sha256, staged.size)) {
       await rm(staged.tempPath, { force: true })
@@ -66,5 +80,24 @@ export function createBlobStore(dataDir: string): BlobStore {
       if (!(await alreadyKept(sha256, bytes.length))) await keep(await stage(bytes, sha256))
       return sha256
     },
+    async deleteIfUnusedSince(sha256, since) {
+      const file = pathOf(sha256)
+      const aside = `${file}.deleting`
+      // Moved aside first: from now on an intake of these bytes finds no file and writes it again.
+      await rename(file, aside).catch(ignoreMissing)
+      const moved = await stat(aside).catch(ignoreMissing)
+      if (!moved) return true
+      if (moved.mtimeMs >= since) {
+        await rename(aside, file).catch(ignoreMissing)
+        return false
+      }
+      await rm(aside, { force: true })
+      return true
+    },
   }
+}
+
+function ignoreMissing(error: NodeJS.ErrnoException): false {
+  if (error.code === 'ENOENT') return false
+  throw error
 }

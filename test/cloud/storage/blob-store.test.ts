@@ -1,0 +1,82 @@
+import { existsSync, readdirSync, readFileSync, renameSync, utimesSync } from 'node:fs'
+import path from 'node:path'
+import { afterEach, beforeEach, describe, expect, it } from 'vitest'
+import { type BlobStore, createBlobStore, sha256Of } from '../../../cloud/storage/blob-store.ts'
+import { tempDir } from '../../helpers/temp-dir.ts'
+
+const BYTES = Buffer.from('\x1b@Hello\n\x1dVB\x00', 'latin1')
+const HOUR = 3600_000
+
+describe('blob store: deleting a file no document names', () => {
+  let dir = tempDir()
+  let blobs: BlobStore
+  beforeEach(() => {
+    dir = tempDir()
+    blobs = createBlobStore(dir.path)
+  })
+  afterEach(() => dir.remove())
+
+  /** Makes the file look last used `ago` ms before now. */
+  const age = (sha256: string, ago: number) => {
+    const then = new Date(Date.now() - ago)
+    utimesSync(blobs.pathOf(sha256), then, then)
+  }
+  const filesUnder = (sha256: string) => readdirSync(path.dirname(blobs.pathOf(sha256)))
+
+  it('deletes a file not used since the given moment, leaving nothing beside it', async () => {
+    const sha256 = await blobs.put(BYTES)
+    age(sha256, 2 * HOUR)
+
+    expect(await blobs.deleteIfUnusedSince(sha256, Date.now() - HOUR)).toBe(true)
+
+    expect(existsSync(blobs.pathOf(sha256))).toBe(false)
+    expect(filesUnder(sha256)).toEqual([])
+  })
+
+  it('keeps a file that an intake of the same bytes reused since then, and deletes it once unused', async () => {
+    const sha256 = await blobs.put(BYTES)
+    age(sha256, 2 * HOUR)
+    // A second document with the same bytes: the file is already there, so it is reused, not written.
+    expect(await blobs.put(BYTES)).toBe(sha256)
+
+    expect(await blobs.deleteIfUnusedSince(sha256, Date.now() - HOUR)).toBe(false)
+    expect(readFileSync(blobs.pathOf(sha256))).toEqual(BYTES)
+    expect(filesUnder(sha256)).toEqual([sha256])
+
+    age(sha256, 2 * HOUR)
+    expect(await blobs.deleteIfUnusedSince(sha256, Date.now() - HOUR)).toBe(true)
+    expect(existsSync(blobs.pathOf(sha256))).toBe(false)
+  })
+
+  it('a staged PDF kept over an existing file also marks it used', async () => {
+    const sha256 = await blobs.put(BYTES)
+    age(sha256, 2 * HOUR)
+    await blobs.keep(await blobs.stage(BYTES))
+
+    expect(await blobs.deleteIfUnusedSince(sha256, Date.now() - HOUR)).toBe(false)
+    expect(readFileSync(blobs.pathOf(sha256))).toEqual(BYTES)
+    expect(readdirSync(path.join(dir.path, 'tmp'))).toEqual([])
+  })
+
+  it('an intake after the deletion writes the file again', async () => {
+    const sha256 = await blobs.put(BYTES)
+    age(sha256, 2 * HOUR)
+    expect(await blobs.deleteIfUnusedSince(sha256, Date.now() - HOUR)).toBe(true)
+
+    expect(await blobs.put(BYTES)).toBe(sha256)
+    expect(readFileSync(blobs.pathOf(sha256))).toEqual(BYTES)
+  })
+
+  it('a missing file counts as deleted (another node got there first)', async () => {
+    expect(await blobs.deleteIfUnusedSince(sha256Of(BYTES), Date.now())).toBe(true)
+  })
+
+  it('finishes a deletion that a crash interrupted after moving the file aside', async () => {
+    const sha256 = await blobs.put(BYTES)
+    age(sha256, 2 * HOUR)
+    renameSync(blobs.pathOf(sha256), `${blobs.pathOf(sha256)}.deleting`)
+
+    expect(await blobs.deleteIfUnusedSince(sha256, Date.now() - HOUR)).toBe(true)
+    expect(filesUnder(sha256)).toEqual([])
+  })
+})

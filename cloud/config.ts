@@ -35,6 +35,8 @@ export interface CloudConfig {
   mqttTlsKeyFile: string
   hubKeepaliveSeconds: number
   pendingJobExpirySeconds: number
+  /** How long a write waits for a locked database before it fails (SQLite busy_timeout). */
+  databaseBusyTimeoutMs: number
   /** How long a cancel waits for the hub to confirm it dropped the job before answering 202. */
   cancelConfirmTimeoutMs: number
   enrollmentTtlHours: number
@@ -151,6 +153,13 @@ export const SETTINGS: Record<keyof CloudConfig, Setting> = {
     min: 1,
     max: 30 * 86400,
     default: () => '3600',
+  },
+  databaseBusyTimeoutMs: {
+    env: 'DATABASE_BUSY_TIMEOUT_MS',
+    kind: 'int',
+    min: 0,
+    max: 60_000,
+    default: () => '5000',
   },
   cancelConfirmTimeoutMs: {
     env: 'CANCEL_CONFIRM_TIMEOUT_MS',

@@ -38,7 +38,7 @@ export async function startCloud(
   config: CloudConfig,
   logger: Logger = createLogger(config),
 ): Promise<RunningCloud> {
-  const storage = openStorage(config.dataDir)
+  const storage = openStorage(config.dataDir, config.databaseBusyTimeoutMs)
   const cleanups: (() => Promise<void> | void)[] = [() => storage.close()]
   const unwind = async () => {
     for (const cleanup of cleanups.splice(0).reverse()) await cleanup()

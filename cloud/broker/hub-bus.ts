@@ -81,9 +81,12 @@ export function createEmbeddedHubBus(broker: Aedes, logger: Logger): HubBus {
               logger.warn({ agent_id: target.agentId, topic, reason: decoded.reason }, 'hub message dropped')
               return
             }
-            Promise.resolve(handler(target.agentId, decoded.value)).catch((error: unknown) => {
-              logger.error({ err: error, agent_id: target.agentId, topic }, 'hub message handler failed')
-            })
+            // A handler that throws, even synchronously, is logged; it never escapes into the broker.
+            Promise.resolve()
+              .then(() => handler(target.agentId, decoded.value))
+              .catch((error: unknown) => {
+                logger.error({ err: error, agent_id: target.agentId, topic }, 'hub message handler failed')
+              })
           },
           resolve,
         )

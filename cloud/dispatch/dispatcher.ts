@@ -26,6 +26,8 @@ export interface DispatcherOptions {
 }
 
 const EXPIRY_BATCH = 500
+/** A job this old that its online hub was never offered missed its offer (the create path offers at once). */
+const MISSED_OFFER_GRACE_MS = 5000
 
 /**
  * The cloud end of DESIGN's "one print job, end to end": offers jobs to hubs, re-offers everything unfinished
@@ -77,6 +79,9 @@ export class Dispatcher {
       } catch (error) {
         this.#o.logger.error({ err: error }, 'pending-job expiry failed; it runs again at the next sweep')
       }
+      this.#offerMissed().catch((error: unknown) => {
+        this.#o.logger.error({ err: error }, 'offering missed jobs failed; it runs again at the next sweep')
+      })
     }, sweepMs)
     this.#sweep.unref()
   }
@@ -87,11 +92,18 @@ export class Dispatcher {
     this.#settled.stop()
   }
 
-  /** A job was created: offer it to its hub if the hub is online; otherwise it is offered when it connects. */
+  /**
+   * A job was created: offer it to its hub if the hub is online; otherwise it is offered when it connects. A
+   * failure here never fails the request that created the job: the sweep offers it later.
+   */
   async jobCreated(job: PrintJob): Promise<void> {
-    const dispatchable = this.#o.storage.printJobs.dispatchable(job.print_job_id)
-    if (!dispatchable || !this.#o.storage.agents.findById(dispatchable.agent_id)?.online) return
-    await this.#offer(dispatchable)
+    try {
+      const dispatchable = this.#o.storage.printJobs.dispatchable(job.print_job_id)
+      if (!dispatchable || !this.#o.storage.agents.findById(dispatchable.agent_id)?.online) return
+      await this.#offer(dispatchable)
+    } catch (error) {
+      this.#o.logger.error({ err: error, print_job_id: job.print_job_id }, 'offering a new job failed')
+    }
   }
 
   /**
@@ -135,6 +147,13 @@ export class Dispatcher {
     }
     if (expired.length > 0) logger.info({ print_job_ids: expired }, 'pending jobs expired')
     return expired
+  }
+
+  /** Jobs whose offer never went out although their hub is online (see jobCreated). */
+  async #offerMissed(now = new Date()): Promise<void> {
+    const cutoff = new Date(now.getTime() - MISSED_OFFER_GRACE_MS).toISOString()
+    for (const job of this.#o.storage.printJobs.unofferedToOnlineHubs(cutoff, EXPIRY_BATCH))
+      await this.#offer(job)
   }
 
   async #offer(job: DispatchableJob): Promise<void> {

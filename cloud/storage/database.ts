@@ -3,13 +3,22 @@ import { MIGRATIONS, type Migration } from './migrations.ts'
 
 export type SqliteDatabase = Database.Database
 
-/** Opens (creating if needed) a SQLite file in WAL mode and brings its schema up to `targetVersion`. */
-export function openDatabase(file: string, targetVersion?: number): SqliteDatabase {
+export const DEFAULT_BUSY_TIMEOUT_MS = 5000
+
+/**
+ * Opens (creating if needed) a SQLite file in WAL mode and brings its schema up to `targetVersion`. A write
+ * that finds the database locked waits up to `busyTimeoutMs`, then fails with SQLITE_BUSY.
+ */
+export function openDatabase(
+  file: string,
+  targetVersion?: number,
+  busyTimeoutMs = DEFAULT_BUSY_TIMEOUT_MS,
+): SqliteDatabase {
   const db = new Database(file)
   db.pragma('journal_mode = WAL')
   db.pragma('synchronous = NORMAL')
   db.pragma('foreign_keys = ON')
-  db.pragma('busy_timeout = 5000')
+  db.pragma(`busy_timeout = ${Math.trunc(busyTimeoutMs)}`)
   migrate(db, MIGRATIONS, targetVersion)
   return db
 }

@@ -56,6 +56,11 @@ export interface PrintJobRepository {
    * Returns false (changing nothing) otherwise.
    */
   apply(printJobId: string, rule: JobRuleSpec, change: StatusChange): boolean
+  /**
+   * Pending jobs created before `cutoff` that no hub was offered although their hub is online (an offer that
+   * failed to go out), oldest first, at most `limit`.
+   */
+  unofferedToOnlineHubs(cutoff: string, limit: number): DispatchableJob[]
   /** Jobs still pending that were created before `cutoff`, oldest first, at most `limit`. */
   pendingSince(cutoff: string, limit: number): JobHandoff[]
   /** Whether the agent prints a job of this document (it may then download it). */
@@ -175,6 +180,12 @@ export function createPrintJobRepository(db: SqliteDatabase): PrintJobRepository
   const unfinished = db.prepare<[string], DispatchRow>(
     `${DISPATCH} WHERE p.agent_id = ? AND j.status IN ('pending', 'reserved') ORDER BY j.seq`,
   )
+  const unofferedToOnline = db.prepare<[string, number], DispatchRow>(
+    `${DISPATCH} JOIN agents a ON a.agent_id = p.agent_id
+     WHERE j.status = 'pending' AND j.created_at < ? AND j.offered_at IS NULL
+       AND j.cancel_requested_at IS NULL AND a.online = 1
+     ORDER BY j.created_at LIMIT ?`,
+  )
   const pendingSince = db.prepare<[string, number], JobHandoff>(
     `SELECT j.print_job_id, p.agent_id, j.status, j.offered_at, j.cancel_requested_at, j.cancel_reason
      FROM print_jobs j JOIN printers p ON p.printer_id = j.printer_id
@@ -226,6 +237,7 @@ export function createPrintJobRepository(db: SqliteDatabase): PrintJobRepository
     unfinishedForAgent: (agentId) => unfinished.all(agentId).map(toDispatchable),
     apply: (id, rule, change) => apply.immediate(id, rule, change),
     pendingSince: (cutoff, limit) => pendingSince.all(cutoff, limit),
+    unofferedToOnlineHubs: (cutoff, limit) => unofferedToOnline.all(cutoff, limit).map(toDispatchable),
     agentMayRead: (agentId, documentId) => mayRead.get(agentId, documentId) !== undefined,
     insertWithinCapacity: (accountId, job, capacity) =>
       insertWithinCapacity.immediate(accountId, job, capacity),

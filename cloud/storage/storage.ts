@@ -24,8 +24,8 @@ export interface Storage {
 
 export const DATABASE_FILE = 'cloud.sqlite'
 
-export function openStorage(dataDir: string): Storage {
-  return storageOn(openDatabase(path.join(dataDir, DATABASE_FILE)))
+export function openStorage(dataDir: string, busyTimeoutMs?: number): Storage {
+  return storageOn(openDatabase(path.join(dataDir, DATABASE_FILE), undefined, busyTimeoutMs))
 }
 
 export function storageOn(db: SqliteDatabase): Storage {

@@ -9,7 +9,7 @@ import { tempDir } from '../helpers/temp-dir.ts'
 import { ALL_SCOPES, issueToken } from './test-cloud.ts'
 
 /** A whole cloud (API, broker, dispatcher) in this process on ephemeral loopback ports. */
-export async function startFullCloud(env: Record<string, string> = {}) {
+export async function startFullCloud(env: Record<string, string> = {}, logger = pino({ level: 'silent' })) {
   const dir = tempDir('cloud-full-')
   const port = await freePort()
   const config = loadConfig({
@@ -21,7 +21,7 @@ export async function startFullCloud(env: Record<string, string> = {}) {
     LOG_LEVEL: 'silent',
     ...env,
   })
-  const cloud: RunningCloud = await startCloud(config, pino({ level: 'silent' }))
+  const cloud: RunningCloud = await startCloud(config, logger)
   return {
     cloud,
     dataDir: dir.path,

@@ -104,6 +104,7 @@ export async function buildApp(deps: AppDependencies): Promise<FastifyInstance> 
     blobs,
     pdfInspector,
     maxDocumentBytes: config.maxDocumentBytes,
+    storageQuotaBytes: config.accountStorageQuotaBytes,
   })
   const jobEvents = deps.jobEvents ?? NO_JOB_EVENTS
   const submitter = createPrintJobSubmitter(storage, config.printQueueCapacity, (job) =>

@@ -15,6 +15,12 @@ export interface CloudConfig {
   /** RFC 6749 §5.1 `expires_in` of access tokens. */
   accessTokenTtlSeconds: number
   maxDocumentBytes: number
+  /** Bytes of an account's documents kept at once (not yet purged); a document beyond it is refused. */
+  accountStorageQuotaBytes: number
+  /** Hours a document is kept after its last job finished (or after upload, if it never had one). */
+  documentRetentionHours: number
+  /** How often housekeeping purges expired tokens, idempotency records and documents. */
+  housekeepingIntervalSeconds: number
   printQueueCapacity: number
   idempotencyTtlHours: number
   fetchConnectTimeoutMs: number
@@ -75,6 +81,27 @@ export const SETTINGS: Record<keyof CloudConfig, Setting> = {
     min: 1024,
     max: 1024 * MiB,
     default: () => `${50 * MiB}`,
+  },
+  accountStorageQuotaBytes: {
+    env: 'ACCOUNT_STORAGE_QUOTA_BYTES',
+    kind: 'int',
+    min: 1024,
+    max: 1024 * 1024 * MiB,
+    default: () => `${1024 * MiB}`,
+  },
+  documentRetentionHours: {
+    env: 'DOCUMENT_RETENTION_HOURS',
+    kind: 'int',
+    min: 1,
+    max: 24 * 365,
+    default: () => '24',
+  },
+  housekeepingIntervalSeconds: {
+    env: 'HOUSEKEEPING_INTERVAL_SECONDS',
+    kind: 'int',
+    min: 1,
+    max: 86400,
+    default: () => '300',
   },
   printQueueCapacity: { env: 'PRINT_QUEUE_CAPACITY', kind: 'int', min: 1, max: 1e7, default: () => '1000' },
   idempotencyTtlHours: {

@@ -124,6 +124,12 @@ export const ERROR_CODES = {
     error: 'payload_too_large',
     description: 'The document or request body exceeds the size limit; details.limit_bytes gives it.',
   },
+  storage_quota_exceeded: {
+    status: 413,
+    error: 'payload_too_large',
+    description:
+      "The account's retained documents would exceed its storage quota; details.quota_bytes, used_bytes and document_bytes give the figures.",
+  },
   unsupported_document_type: {
     status: 415,
     error: 'unsupported_media_type',

@@ -24,6 +24,8 @@ export interface DocumentIntakeOptions {
   blobs: BlobStore
   pdfInspector: Pick<PdfInspector, 'inspect'>
   maxDocumentBytes: number
+  /** Bytes of an account's retained documents (ACCOUNT_STORAGE_QUOTA_BYTES). */
+  storageQuotaBytes: number
 }
 
 export function tooLarge(limitBytes: number): ApiError {
@@ -32,12 +34,25 @@ export function tooLarge(limitBytes: number): ApiError {
   })
 }
 
+function quotaExceeded(quotaBytes: number, usedBytes: number, documentBytes: number): ApiError {
+  return new ApiError(
+    'storage_quota_exceeded',
+    `The account's documents would exceed its storage quota of ${quotaBytes} bytes.`,
+    { quota_bytes: quotaBytes, used_bytes: usedBytes, document_bytes: documentBytes },
+  )
+}
+
 export function createDocumentIntake({
   storage,
   blobs,
   pdfInspector,
   maxDocumentBytes,
+  storageQuotaBytes,
 }: DocumentIntakeOptions) {
+  const checkQuota = (accountId: string, size: number) => {
+    const used = storage.documents.retainedBytes(accountId)
+    if (used + size > storageQuotaBytes) throw quotaExceeded(storageQuotaBytes, used, size)
+  }
   return {
     async ingest(accountId, bytes, declared) {
       if (bytes.length > maxDocumentBytes) throw tooLarge(maxDocumentBytes)
@@ -46,6 +61,7 @@ export function createDocumentIntake({
           fields: [{ field: 'document', message: 'must not be empty' }],
         })
       }
+      checkQuota(accountId, bytes.length)
       const type = resolveDocumentType(bytes, { format: declared.format, rawLanguage: declared.rawLanguage })
       if (type.format === 'raw' && type.rawLanguage) inspectRaw(bytes, type.rawLanguage)
       let sha256: string
@@ -73,7 +89,11 @@ export function createDocumentIntake({
         filename: declared.filename ?? null,
         created_at: new Date().toISOString(),
       }
-      storage.documents.insert(accountId, document)
+      // Checked again with the insert: another upload of the account may have been stored meanwhile.
+      if (!storage.documents.insertWithinQuota(accountId, document, storageQuotaBytes)) {
+        const used = storage.documents.retainedBytes(accountId)
+        throw quotaExceeded(storageQuotaBytes, used, bytes.length)
+      }
       return document
     },
   } satisfies DocumentIntake

@@ -8,6 +8,7 @@ import {
 } from '../../protocol/print-job.ts'
 import type { Printer } from '../../protocol/printer.ts'
 import { ApiError } from '../errors.ts'
+import { isDocumentPurgedError } from '../storage/documents.ts'
 import type { Storage } from '../storage/storage.ts'
 import { checkPrintRoute } from './route-check.ts'
 
@@ -70,7 +71,15 @@ export function createPrintJobSubmitter(
         completed_at: null,
         failure_reason: null,
       }
-      if (!storage.printJobs.insertWithinCapacity(accountId, job, queueCapacity)) {
+      let inserted: boolean
+      try {
+        inserted = storage.printJobs.insertWithinCapacity(accountId, job, queueCapacity)
+      } catch (error) {
+        // Purged by housekeeping since `documentFor` found it: answered as a document that is not there.
+        if (isDocumentPurgedError(error)) throw unknownReference('document_id', 'document')
+        throw error
+      }
+      if (!inserted) {
         throw new ApiError(
           'print_queue_full',
           `The account already has ${queueCapacity} unfinished print jobs.`,

@@ -27,6 +27,8 @@ export interface IdempotencyRepository {
   complete(scope: IdempotencyScope, statusCode: number, body: string): void
   /** Drops an unfinished claim so that a retry runs the request again (used when the request failed). */
   release(scope: IdempotencyScope): void
+  /** Purges records past their expiry (housekeeping); returns how many. */
+  deleteExpired(now: number): number
 }
 
 interface KeyRow {
@@ -84,5 +86,6 @@ export function createIdempotencyRepository(db: SqliteDatabase): IdempotencyRepo
     release(s) {
       release.run(s.accountId, s.endpoint, s.key)
     },
+    deleteExpired: (now) => purge.run(now).changes,
   }
 }

@@ -89,6 +89,7 @@ export async function buildApp(deps: AppDependencies): Promise<FastifyInstance> 
       windowSeconds: config.rateLimitWindowSeconds,
       perIp: config.rateLimitPerIp,
       perAccount: config.rateLimitPerAccount,
+      perHub: config.rateLimitPerHub,
       tokenFailureWindowSeconds: config.tokenFailureWindowSeconds,
       tokenFailuresPerIp: config.tokenFailuresPerIp,
       tokenFailuresPerClient: config.tokenFailuresPerClient,

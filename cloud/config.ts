@@ -32,6 +32,8 @@ export interface CloudConfig {
   rateLimitWindowSeconds: number
   rateLimitPerIp: number
   rateLimitPerAccount: number
+  /** Requests of one hub on the agent API per window (its own quota, not its address's). */
+  rateLimitPerHub: number
   tokenFailureWindowSeconds: number
   tokenFailuresPerIp: number
   tokenFailuresPerClient: number
@@ -150,6 +152,7 @@ export const SETTINGS: Record<keyof CloudConfig, Setting> = {
   },
   rateLimitPerIp: { env: 'RATE_LIMIT_PER_IP', kind: 'int', min: 1, max: 1e9, default: () => '1200' },
   rateLimitPerAccount: { env: 'RATE_LIMIT_PER_ACCOUNT', kind: 'int', min: 1, max: 1e9, default: () => '600' },
+  rateLimitPerHub: { env: 'RATE_LIMIT_PER_HUB', kind: 'int', min: 1, max: 1e9, default: () => '1200' },
   tokenFailureWindowSeconds: {
     env: 'TOKEN_FAILURE_WINDOW_SECONDS',
     kind: 'int',

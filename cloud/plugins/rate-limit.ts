@@ -2,11 +2,13 @@ import rateLimit from '@fastify/rate-limit'
 import type { FastifyReply, FastifyRequest } from 'fastify'
 import fp from 'fastify-plugin'
 import { ApiError } from '../errors.ts'
+import { quotaAddress } from './quota-address.ts'
 
 export interface RateLimitQuotas {
   windowSeconds: number
   perIp: number
   perAccount: number
+  perHub: number
   tokenFailureWindowSeconds: number
   tokenFailuresPerIp: number
   tokenFailuresPerClient: number
@@ -15,10 +17,18 @@ export interface RateLimitQuotas {
 type Limiter = ReturnType<import('fastify').FastifyInstance['createRateLimit']>
 type LimitResult = Awaited<ReturnType<Limiter>>
 
+/**
+ * Failed credential attempts (RFC 6749 §10.10: guessing). A client id is not a secret (RFC 6749 §2.2), so
+ * failures never count against a client alone: anyone could lock it out. They count against the address
+ * (grouped as in quota-address.ts), and against the client at that address.
+ */
 export interface TokenFailureGuard {
-  /** Refuses (429) when the address or the client has failed too often in the window. Counts nothing. */
-  check(request: FastifyRequest, clientId: string | null): Promise<void>
-  /** Counts one failed attempt against the address and the client. */
+  /** Refuses (429, scope ip) when this address has failed too often in the window. Counts nothing. */
+  check(request: FastifyRequest): Promise<void>
+  /**
+   * Counts one failed attempt against the address and, given a client id, against that client at this
+   * address; refuses (429, scope client) once the client has failed too often from this address.
+   */
   record(request: FastifyRequest, clientId: string | null): Promise<void>
 }
 
@@ -59,8 +69,9 @@ async function enforce(limiter: Limiter, request: FastifyRequest, reply: Fastify
 
 /**
  * Quotas on every endpoint, counted by @fastify/rate-limit's store (in memory here; its Redis store for a
- * cluster): per client address on every request, per account on authenticated routes, and failed token
- * requests per address and per client.
+ * cluster): per client address on every request but the hubs' (IPv6 by /64), per account on authenticated
+ * routes, per hub on the agent API (a backend behind the hub's NAT must not spend the hub's quota), and
+ * failed token requests per address and per client at an address.
  */
 export const rateLimitPlugin = fp<{ quotas: RateLimitQuotas }>(
   async (app, { quotas }) => {
@@ -69,29 +80,38 @@ export const rateLimitPlugin = fp<{ quotas: RateLimitQuotas }>(
     const byIp = app.createRateLimit({
       max: quotas.perIp,
       timeWindow: window,
-      keyGenerator: (r) => `ip:${r.ip}`,
+      keyGenerator: (r) => `ip:${quotaAddress(r.ip)}`,
     })
     const byAccount = app.createRateLimit({
       max: quotas.perAccount,
       timeWindow: window,
       keyGenerator: (r) => `account:${r.auth?.accountId}`,
     })
+    const byHub = app.createRateLimit({
+      max: quotas.perHub,
+      timeWindow: window,
+      keyGenerator: (r) => `hub:${r.hub?.agent_id}`,
+    })
     const failureWindow = quotas.tokenFailureWindowSeconds * 1000
     const failuresByIp = app.createRateLimit({
       max: quotas.tokenFailuresPerIp,
       timeWindow: failureWindow,
-      keyGenerator: (r) => `token-failures-ip:${r.ip}`,
+      keyGenerator: (r) => `token-failures-ip:${quotaAddress(r.ip)}`,
     })
     const failuresByClient = app.createRateLimit({
       max: quotas.tokenFailuresPerClient,
       timeWindow: failureWindow,
-      keyGenerator: (r) => `token-failures-client:${r.tokenClientId}`,
+      keyGenerator: (r) => `token-failures-client:${r.tokenClientId}@${quotaAddress(r.ip)}`,
     })
 
     app.decorateRequest('tokenClientId', null)
-    app.addHook('onRequest', async (request, reply) => enforce(byIp, request, reply, 'ip'))
+    app.addHook('onRequest', async (request, reply) => {
+      // A hub's requests count against its own quota once it is authenticated (below).
+      if (!request.routeOptions.config.hubAuth) await enforce(byIp, request, reply, 'ip')
+    })
     app.addHook('preParsing', async (request, reply) => {
       if (request.auth) await enforce(byAccount, request, reply, 'account')
+      else if (request.hub) await enforce(byHub, request, reply, 'hub')
     })
 
     const peek = async (limiter: Limiter, request: FastifyRequest, scope: string) => {
@@ -99,15 +119,13 @@ export const rateLimitPlugin = fp<{ quotas: RateLimitQuotas }>(
       if (!result.isAllowed && result.remaining === 0) throw exceeded(result, scope)
     }
     app.decorate('tokenFailures', {
-      async check(request, clientId) {
-        request.tokenClientId = clientId
-        await peek(failuresByIp, request, 'ip')
-        if (clientId !== null) await peek(failuresByClient, request, 'client')
-      },
+      check: (request) => peek(failuresByIp, request, 'ip'),
       async record(request, clientId) {
-        request.tokenClientId = clientId
         await failuresByIp(request)
-        if (clientId !== null) await failuresByClient(request)
+        if (clientId === null) return
+        request.tokenClientId = clientId
+        const result = await failuresByClient(request)
+        if (!result.isAllowed && result.isExceeded) throw exceeded(result, 'client')
       },
     } satisfies TokenFailureGuard)
   },

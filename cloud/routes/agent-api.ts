@@ -42,7 +42,7 @@ export const agentApiRoutes: FastifyPluginAsync<AgentApiOptions> = async (app, o
     },
     async (request, reply) => {
       reply.header('cache-control', 'no-store')
-      await app.tokenFailures.check(request, null)
+      await app.tokenFailures.check(request)
       const credential = generateSecret('hub')
       const claimed = storage.enrollments.claim(
         hashSecret(request.body.token),

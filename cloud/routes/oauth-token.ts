@@ -98,15 +98,17 @@ export const oauthTokenRoutes: FastifyPluginAsync<OauthTokenOptions> = async (
       }
       const body = (request.body ?? {}) as Record<string, unknown>
       const credentials = clientCredentials(request, body)
-      await app.tokenFailures.check(request, credentials?.clientId ?? null)
+      await app.tokenFailures.check(request)
       if (credentials === null) {
         await app.tokenFailures.record(request, null)
         throw new ApiError('invalid_client', 'Client authentication is required.', undefined, BASIC_CHALLENGE)
       }
+      // The secret is checked before any count of the client's failures: a client id is no secret (RFC 6749
+      // §2.2), so failures sent by others with it must not refuse the right secret.
       const client = storage.apiClients.findById(credentials.clientId)
       // Hash and compare even for an unknown client, so both failures take the same time.
       const matches = secretMatches(credentials.clientSecret, client?.secret_hash ?? hashSecret(''))
-      if (!client || !matches) {
+      if (!client || !matches || client.revoked_at !== null) {
         await app.tokenFailures.record(request, credentials.clientId)
         throw new ApiError('invalid_client', 'Client authentication failed.', undefined, BASIC_CHALLENGE)
       }

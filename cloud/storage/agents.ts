@@ -20,6 +20,7 @@ export interface AgentIdentity {
 
 export interface AgentRepository {
   insert(agent: NewAgent): Agent
+  /** The hub with this credential, unless it was revoked. */
   findByCredential(credentialHash: Buffer): AgentIdentity | undefined
   findById(agentId: string): (Agent & { account_id: string }) | undefined
   /** The hub connected with this MQTT session. */
@@ -32,6 +33,10 @@ export interface AgentRepository {
   /** After a restart of the embedded broker every session is gone. */
   markAllOffline(): void
   setReportedVersion(agentId: string, version: string, at: string): void
+  /** Revokes the hub's credential; undefined when there is no such hub. Revoking twice keeps the first time. */
+  revoke(agentId: string, now: Date): { agent_id: string; revoked_at: string } | undefined
+  /** Hubs revoked at or after `since` (an ISO time), oldest first. */
+  revokedSince(since: string): { agent_id: string; revoked_at: string }[]
   /** Newest first. `cursor` is the id of the last agent of the previous page; unknown → undefined. */
   list(accountId: string, limit: number, cursor?: string): PageOf<Agent> | undefined
 }
@@ -66,7 +71,14 @@ export function createAgentRepository(db: SqliteDatabase): AgentRepository {
     'SELECT * FROM agents WHERE account_id = ? AND seq < ? ORDER BY seq DESC LIMIT ?',
   )
   const byCredential = db.prepare<[Buffer], AgentIdentity>(
-    'SELECT agent_id, account_id FROM agents WHERE credential_hash = ?',
+    'SELECT agent_id, account_id FROM agents WHERE credential_hash = ? AND revoked_at IS NULL',
+  )
+  const markRevoked = db.prepare('UPDATE agents SET revoked_at = ? WHERE agent_id = ? AND revoked_at IS NULL')
+  const revocation = db.prepare<[string], { agent_id: string; revoked_at: string }>(
+    'SELECT agent_id, revoked_at FROM agents WHERE agent_id = ? AND revoked_at IS NOT NULL',
+  )
+  const revokedSince = db.prepare<[string], { agent_id: string; revoked_at: string }>(
+    'SELECT agent_id, revoked_at FROM agents WHERE revoked_at >= ? ORDER BY revoked_at',
   )
   const byId = db.prepare<[string], AgentRow & { account_id: string }>(
     'SELECT * FROM agents WHERE agent_id = ?',
@@ -81,6 +93,11 @@ export function createAgentRepository(db: SqliteDatabase): AgentRepository {
   const version = db.prepare('UPDATE agents SET version = ?, last_seen_at = ? WHERE agent_id = ?')
   return {
     findByCredential: (credentialHash) => byCredential.get(credentialHash),
+    revoke(agentId, now) {
+      markRevoked.run(now.toISOString(), agentId)
+      return revocation.get(agentId)
+    },
+    revokedSince: (since) => revokedSince.all(since),
     findById(agentId) {
       const row = byId.get(agentId)
       return row && { ...toAgent(row), account_id: row.account_id }

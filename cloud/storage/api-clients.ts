@@ -8,6 +8,7 @@ export interface ApiClient {
   secret_hash: Buffer
   scopes: Scope[]
   created_at: string
+  revoked_at: string | null
 }
 
 export interface IssuedToken {
@@ -22,8 +23,14 @@ export interface ApiClientRepository {
   findById(clientId: string): ApiClient | undefined
   /** Stores an access token by its hash; `expiresAt` in epoch milliseconds. */
   storeToken(tokenHash: Buffer, token: IssuedToken): void
-  /** The unexpired token with this hash, if any. */
+  /** The unexpired token with this hash, if any, unless its client was revoked. */
   findToken(tokenHash: Buffer, now: number): IssuedToken | undefined
+  /**
+   * Revokes the client: its secret gets no more tokens and its tokens are deleted (findToken also checks,
+   * so a token issued while this runs is refused too). Returns the client as revoked, or undefined when
+   * there is no such client; revoking twice keeps the first time.
+   */
+  revoke(clientId: string, now: Date): ApiClient | undefined
   deleteExpiredTokens(now: number): number
 }
 
@@ -43,8 +50,19 @@ export function createApiClientRepository(db: SqliteDatabase): ApiClientReposito
     'INSERT INTO access_tokens (token_hash, client_id, account_id, scopes, expires_at, created_at) VALUES (?, ?, ?, ?, ?, ?)',
   )
   const tokenByHash = db.prepare<[Buffer, number], TokenRow>(
-    'SELECT account_id, client_id, scopes, expires_at FROM access_tokens WHERE token_hash = ? AND expires_at > ?',
+    `SELECT t.account_id, t.client_id, t.scopes, t.expires_at FROM access_tokens t
+     JOIN api_clients c ON c.client_id = t.client_id
+     WHERE t.token_hash = ? AND t.expires_at > ? AND c.revoked_at IS NULL`,
   )
+  const markRevoked = db.prepare(
+    'UPDATE api_clients SET revoked_at = ? WHERE client_id = ? AND revoked_at IS NULL',
+  )
+  const deleteClientTokens = db.prepare('DELETE FROM access_tokens WHERE client_id = ?')
+  const revokeClient = db.transaction((clientId: string, at: string) => {
+    markRevoked.run(at, clientId)
+    deleteClientTokens.run(clientId)
+    return clientById.get(clientId)
+  })
   const deleteExpired = db.prepare('DELETE FROM access_tokens WHERE expires_at <= ?')
   const splitScopes = (scopes: string) => (scopes === '' ? [] : (scopes.split(' ') as Scope[]))
   return {
@@ -55,6 +73,7 @@ export function createApiClientRepository(db: SqliteDatabase): ApiClientReposito
         secret_hash: secretHash,
         scopes: [...scopes],
         created_at: new Date().toISOString(),
+        revoked_at: null,
       }
       insertClient.run(client.client_id, accountId, secretHash, scopes.join(' '), client.created_at)
       return client
@@ -75,6 +94,10 @@ export function createApiClientRepository(db: SqliteDatabase): ApiClientReposito
     },
     findToken(tokenHash, now) {
       const row = tokenByHash.get(tokenHash, now)
+      return row && { ...row, scopes: splitScopes(row.scopes) }
+    },
+    revoke(clientId, now) {
+      const row = revokeClient.immediate(clientId, now.toISOString())
       return row && { ...row, scopes: splitScopes(row.scopes) }
     },
     deleteExpiredTokens: (now) => deleteExpired.run(now).changes,

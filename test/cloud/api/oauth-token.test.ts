@@ -7,7 +7,7 @@ import { generateSecret, hashSecret } from '../../../cloud/auth/secrets.ts'
 import { DATABASE_FILE } from '../../../cloud/storage/storage.ts'
 import type { Scope } from '../../../protocol/enums.ts'
 import { ALL_SCOPES, startTestCloud, type TestAccount, type TestCloud } from '../test-cloud.ts'
-import { expectFetchedError, expectRateLimitHeaders, listen } from './api-helpers.ts'
+import { expectFetchedError, expectInjectedError, expectRateLimitHeaders, listen } from './api-helpers.ts'
 
 // POST /oauth/token: the client credentials grant (RFC 6749 §4.4), over real HTTP against a real SQLite file.
 
@@ -279,7 +279,7 @@ describe('POST /oauth/token: secrets at rest', () => {
 })
 
 describe('POST /oauth/token: failed-attempt limiting (default quotas)', () => {
-  it('10 failures for one client get 401; the 11th, and then even the right secret, get 429 (scope client)', async () => {
+  it('10 failures for one client get 401; the 11th gets 429 (scope client), over HTTP Basic too', async () => {
     expect(cloud.config.tokenFailuresPerClient).toBe(10)
     expect(cloud.config.tokenFailureWindowSeconds).toBe(900)
     const wrong = { grant_type: 'client_credentials', client_id: account.clientId, client_secret: 'wrong' }
@@ -296,23 +296,52 @@ describe('POST /oauth/token: failed-attempt limiting (default quotas)', () => {
       limit: 10,
       retry_after_seconds: Number(limited.headers.get('retry-after')),
     })
-
-    const right = await tokenRequest({ grant_type: 'client_credentials', ...credentials() })
-    expectRateLimitHeaders((name) => right.headers.get(name), 10, 'client', 900)
-    await expectFetchedError(right, 'rate_limited', {
-      scope: 'client',
-      limit: 10,
-      retry_after_seconds: Number(right.headers.get('retry-after')),
-    })
-
-    // Over HTTP Basic too: the quota is the client's, however it authenticates.
+    // The quota is the client's at this address, however it authenticates.
     const viaBasic = await tokenRequest(
       { grant_type: 'client_credentials' },
-      { authorization: basic(account.clientId, account.clientSecret) },
+      { authorization: basic(account.clientId, 'wrong') },
     )
     expect(viaBasic.status).toBe(429)
     expect(viaBasic.headers.get('x-ratelimit-scope')).toBe('client')
     await viaBasic.body?.cancel()
+  })
+
+  it('a client id is not a secret (RFC 6749 §2.2): failures with it never refuse the right secret', async () => {
+    const ATTACKER = '203.0.113.5'
+    const CLIENT = '198.51.100.7'
+    const from = (remoteAddress: string, secret: string) =>
+      cloud.app.inject({
+        method: 'POST',
+        url: '/oauth/token',
+        remoteAddress,
+        headers: FORM,
+        payload: new URLSearchParams({
+          grant_type: 'client_credentials',
+          client_id: account.clientId,
+          client_secret: secret,
+        }).toString(),
+      })
+    for (let i = 1; i <= 10; i++) expectInjectedError(await from(ATTACKER, `wrong-${i}`), 'invalid_client')
+    const attackerLimited = await from(ATTACKER, 'wrong-11')
+    expectInjectedError(attackerLimited, 'rate_limited', {
+      scope: 'client',
+      limit: 10,
+      retry_after_seconds: Number(attackerLimited.headers['retry-after']),
+    })
+    expect(attackerLimited.headers['x-ratelimit-scope']).toBe('client')
+
+    // The real client, at its own address: the right secret gets a token; a wrong one is its own first failure.
+    const right = await from(CLIENT, account.clientSecret)
+    expect(right.statusCode, right.body).toBe(200)
+    expect(right.json()).toStrictEqual({
+      access_token: expect.any(String),
+      token_type: 'Bearer',
+      expires_in: 3600,
+      scope: ALL_SCOPES.join(' '),
+    })
+    expectInjectedError(await from(CLIENT, 'typo'), 'invalid_client')
+    // The secret is checked first: even from the limited address the right secret is not refused.
+    expect((await from(ATTACKER, account.clientSecret)).statusCode).toBe(200)
   })
 
   it('another client of the same address is not locked out by one client reaching its quota', async () => {
@@ -357,11 +386,20 @@ describe('POST /oauth/token: failed-attempt limiting (default quotas)', () => {
       limit: 20,
       retry_after_seconds: Number(limited.headers.get('retry-after')),
     })
-    // The address is refused even with a client's right credentials.
+    // Against guessing, the address is refused before any secret is checked, even a right one.
     const right = await tokenRequest({ grant_type: 'client_credentials', ...credentials() })
     expect(right.status).toBe(429)
     expect(right.headers.get('x-ratelimit-scope')).toBe('ip')
     await right.body?.cancel()
+    // Another address is not: the client gets its token there.
+    const elsewhere = await cloud.app.inject({
+      method: 'POST',
+      url: '/oauth/token',
+      remoteAddress: '198.51.100.7',
+      headers: FORM,
+      payload: new URLSearchParams({ grant_type: 'client_credentials', ...credentials() }).toString(),
+    })
+    expect(elsewhere.statusCode, elsewhere.body).toBe(200)
   })
 
   it('requests without any credentials count against the per-address quota', async () => {

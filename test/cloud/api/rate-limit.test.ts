@@ -1,6 +1,13 @@
 import { afterEach, describe, expect, it } from 'vitest'
-import { startTestCloud, type TestCloud } from '../test-cloud.ts'
-import { bearer, expectFetchedError, expectRateLimitHeaders, listen } from './api-helpers.ts'
+import { generateSecret, hashSecret } from '../../../cloud/auth/secrets.ts'
+import { ESCPOS_RECEIPT, RECEIPT_PRINTER, startTestCloud, type TestCloud } from '../test-cloud.ts'
+import {
+  bearer,
+  expectFetchedError,
+  expectInjectedError,
+  expectRateLimitHeaders,
+  listen,
+} from './api-helpers.ts'
 
 // Quotas over real HTTP (spec: Errors → 429 headers): per account on authenticated routes, per address on
 // every route. Small quotas come from the configuration, as an operator would set them.
@@ -171,5 +178,135 @@ describe('per-address quota', () => {
       limit: 2,
       retry_after_seconds: Number(token.headers.get('retry-after')),
     })
+  })
+})
+
+describe('per-address quota, IPv6', () => {
+  const openapiFrom = (remoteAddress: string) =>
+    cloud!.app.inject({ method: 'GET', url: '/openapi.json', remoteAddress })
+
+  it('groups IPv6 clients by /64: the 3rd request from one /64 gets 429 (scope ip), another /64 does not', async () => {
+    await start({ RATE_LIMIT_PER_IP: '2', RATE_LIMIT_WINDOW_SECONDS: '60' })
+    expect((await openapiFrom('2001:db8:1:2::a')).statusCode).toBe(200)
+    expect((await openapiFrom('2001:db8:1:2:ffff:ffff:ffff:ffff')).statusCode).toBe(200)
+    // The same /64 written out in full.
+    const limited = await openapiFrom('2001:0db8:0001:0002:0000:0000:0000:000c')
+    expectRateLimitHeaders((name) => limited.headers[name] as string | undefined, 2, 'ip', 60)
+    expectInjectedError(limited, 'rate_limited', {
+      scope: 'ip',
+      limit: 2,
+      retry_after_seconds: Number(limited.headers['retry-after']),
+    })
+    const neighbour = await openapiFrom('2001:db8:1:3::a')
+    expect(neighbour.statusCode).toBe(200)
+    expect(neighbour.headers['x-ratelimit-remaining']).toBe('1')
+  })
+
+  it('counts IPv4 addresses, and IPv4 addresses mapped into IPv6, one by one', async () => {
+    await start({ RATE_LIMIT_PER_IP: '2', RATE_LIMIT_WINDOW_SECONDS: '60' })
+    expect((await openapiFrom('198.51.100.7')).statusCode).toBe(200)
+    expect((await openapiFrom('198.51.100.7')).statusCode).toBe(200)
+    // ::ffff:198.51.100.7 is 198.51.100.7 (RFC 4291 §2.5.5.2): its quota is spent.
+    const mapped = await openapiFrom('::ffff:198.51.100.7')
+    expect(mapped.statusCode).toBe(429)
+    expect(mapped.headers['x-ratelimit-scope']).toBe('ip')
+    // Its neighbours are other clients, mapped or not.
+    const next = await openapiFrom('::ffff:198.51.100.8')
+    expect(next.statusCode).toBe(200)
+    expect(next.headers['x-ratelimit-remaining']).toBe('1')
+    expect((await openapiFrom('198.51.100.6')).headers['x-ratelimit-remaining']).toBe('1')
+  })
+})
+
+describe('per-hub quota (agent API)', () => {
+  /** An enrolled hub (agent id and credential) with one printer, as the enroll route creates it. */
+  function enrolledHub(cloud: TestCloud, accountId: string, name = 'Hub') {
+    const credential = generateSecret('hub')
+    const token = generateSecret('enr')
+    cloud.storage.enrollments.create(accountId, name, hashSecret(token), new Date(Date.now() + 3600_000))
+    const claimed = cloud.storage.enrollments.claim(
+      hashSecret(token),
+      hashSecret(credential),
+      'pi',
+      new Date(),
+    )
+    if (claimed.outcome !== 'claimed') throw new Error(`claim: ${claimed.outcome}`)
+    const printer = cloud.storage.printers.insert({
+      account_id: accountId,
+      agent_id: claimed.agentId,
+      name: 'Receipts',
+      capabilities: RECEIPT_PRINTER,
+      online: true,
+    })
+    return { agentId: claimed.agentId, credential, printerId: printer.printer_id }
+  }
+
+  it('a hub downloads its document (200) while its address quota is spent by an API client', async () => {
+    const { cloud, base } = await start({ RATE_LIMIT_PER_IP: '2', RATE_LIMIT_WINDOW_SECONDS: '60' })
+    const shop = cloud.createAccount()
+    const hub = enrolledHub(cloud, shop.accountId)
+    const created = await cloud.app.inject({
+      method: 'POST',
+      url: '/api/v1/print-jobs/from-base64',
+      remoteAddress: '192.0.2.50',
+      headers: bearer(shop.token()),
+      payload: {
+        document_base64: ESCPOS_RECEIPT.toString('base64'),
+        document_format: 'raw',
+        document_raw_language: 'escpos',
+        printer_id: hub.printerId,
+      },
+    })
+    expect(created.statusCode, created.body).toBe(201)
+    const documentId = (created.json() as { document_id: string }).document_id
+
+    // A backend behind the hub's NAT spends the address quota.
+    for (let i = 0; i < 2; i++) {
+      const res = await fetch(`${base}/api/v1/printers`, { headers: bearer(shop.token()) })
+      expect(res.status).toBe(200)
+      await res.body?.cancel()
+    }
+    const spent = await fetch(`${base}/api/v1/printers`, { headers: bearer(shop.token()) })
+    expect(spent.status).toBe(429)
+    expect(spent.headers.get('x-ratelimit-scope')).toBe('ip')
+    await spent.body?.cancel()
+
+    const download = await fetch(`${base}/agent-api/v1/documents/${documentId}`, {
+      headers: bearer(hub.credential),
+    })
+    expect(download.status).toBe(200)
+    expect(download.headers.get('x-ratelimit-limit')).toBe('1200')
+    expect(download.headers.get('x-ratelimit-remaining')).toBe('1199')
+    expect(Buffer.from(await download.arrayBuffer())).toEqual(ESCPOS_RECEIPT)
+    const connection = await fetch(`${base}/agent-api/v1/connection`, { headers: bearer(hub.credential) })
+    expect(connection.status).toBe(200)
+    expect(connection.headers.get('x-ratelimit-remaining')).toBe('1198')
+    await connection.body?.cancel()
+  })
+
+  it('the 4th of 3 allowed requests of a hub gets 429 with scope hub; another hub is not affected', async () => {
+    const { cloud, base } = await start({ RATE_LIMIT_PER_HUB: '3', RATE_LIMIT_WINDOW_SECONDS: '60' })
+    const shop = cloud.createAccount()
+    const first = enrolledHub(cloud, shop.accountId, 'First')
+    const second = enrolledHub(cloud, shop.accountId, 'Second')
+    const connection = (credential: string) =>
+      fetch(`${base}/agent-api/v1/connection`, { headers: bearer(credential) })
+    for (let i = 1; i <= 3; i++) {
+      const res = await connection(first.credential)
+      expect(res.status, `request ${i}`).toBe(200)
+      expect(res.headers.get('x-ratelimit-remaining')).toBe(String(3 - i))
+      await res.body?.cancel()
+    }
+    const limited = await connection(first.credential)
+    expectRateLimitHeaders(headerOf(limited), 3, 'hub', 60)
+    await expectFetchedError(limited, 'rate_limited', {
+      scope: 'hub',
+      limit: 3,
+      retry_after_seconds: Number(limited.headers.get('retry-after')),
+    })
+    const other = await connection(second.credential)
+    expect(other.status).toBe(200)
+    expect(other.headers.get('x-ratelimit-remaining')).toBe('2')
+    await other.body?.cancel()
   })
 })

@@ -1,0 +1,129 @@
+import { setImmediate as nextTurn } from 'node:timers/promises'
+import type { Logger } from 'pino'
+import type { BlobStore } from '../storage/blob-store.ts'
+import type { Storage } from '../storage/storage.ts'
+
+export interface HousekeepingOptions {
+  storage: Storage
+  blobs: BlobStore
+  logger: Logger
+  intervalMs: number
+  /** A document is kept this long after its last job finished (or after upload, if it never had one). */
+  documentRetentionHours: number
+  /** Epoch milliseconds; tests inject a clock. */
+  now?: () => number
+}
+
+export type HousekeepingStep = 'access_tokens' | 'idempotency_keys' | 'documents' | 'blobs'
+
+/** What one pass removed per step; a step that failed (logged) is listed in `failed`. */
+export type HousekeepingPass = Record<HousekeepingStep, number> & { failed: HousekeepingStep[] }
+
+/** Rows per transaction, so that a backlog never holds the write lock for long. */
+const BATCH = 500
+/**
+ * A blob file kept or reused this recently may belong to an intake that is about to record its document;
+ * its deletion waits for a later pass (see `BlobStore.deleteIfUnusedSince`).
+ */
+const BLOB_REUSE_GRACE_MS = 10 * 60_000
+
+/**
+ * Keeps the cloud's storage bounded: purges expired access tokens and idempotency records, purges documents
+ * no unfinished job needs once their retention has passed, then deletes the blob files that no retained
+ * document names (rows first, files after). Each step is idempotent, so several cloud nodes may run it;
+ * each failure is logged and the next pass tries again.
+ */
+export class Housekeeping {
+  readonly #o: HousekeepingOptions
+  readonly #now: () => number
+  #timer: NodeJS.Timeout | undefined
+  #pass: Promise<unknown> = Promise.resolve()
+  #stopped = true
+
+  constructor(options: HousekeepingOptions) {
+    this.#o = options
+    this.#now = options.now ?? Date.now
+  }
+
+  /** Runs a pass at once, then one every `intervalMs` after the previous pass ended. */
+  start(): void {
+    this.#stopped = false
+    this.#schedule(0)
+  }
+
+  /** Stops the timer and waits for a pass in progress. */
+  async stop(): Promise<void> {
+    this.#stopped = true
+    clearTimeout(this.#timer)
+    await this.#pass
+  }
+
+  async runOnce(): Promise<HousekeepingPass> {
+    const now = this.#now()
+    const pass: HousekeepingPass = {
+      access_tokens: 0,
+      idempotency_keys: 0,
+      documents: 0,
+      blobs: 0,
+      failed: [],
+    }
+    const { storage } = this.#o
+    const steps: [HousekeepingStep, () => number | Promise<number>][] = [
+      ['access_tokens', () => storage.apiClients.deleteExpiredTokens(now)],
+      ['idempotency_keys', () => storage.idempotency.deleteExpired(now)],
+      ['documents', () => this.#purgeDocuments(now)],
+      ['blobs', () => this.#deleteBlobs(now)],
+    ]
+    for (const [step, run] of steps) {
+      try {
+        pass[step] = await run()
+      } catch (err) {
+        pass.failed.push(step)
+        this.#o.logger.error({ err, step }, 'housekeeping step failed; the next pass retries it')
+      }
+    }
+    if (pass.access_tokens + pass.idempotency_keys + pass.documents + pass.blobs > 0) {
+      this.#o.logger.info({ ...pass }, 'housekeeping purged')
+    }
+    return pass
+  }
+
+  #schedule(delayMs: number): void {
+    if (this.#stopped) return
+    this.#timer = setTimeout(() => {
+      this.#pass = this.runOnce()
+        .catch((err: unknown) => this.#o.logger.error({ err }, 'housekeeping pass failed'))
+        .finally(() => this.#schedule(this.#o.intervalMs))
+    }, delayMs)
+    this.#timer.unref()
+  }
+
+  async #purgeDocuments(now: number): Promise<number> {
+    const cutoff = new Date(now - this.#o.documentRetentionHours * 3600_000).toISOString()
+    const at = new Date(now).toISOString()
+    let total = 0
+    for (;;) {
+      const purged = this.#o.storage.documents.purgeUnneeded(cutoff, at, BATCH)
+      total += purged
+      if (purged < BATCH || this.#stopped) return total
+      await nextTurn()
+    }
+  }
+
+  async #deleteBlobs(now: number): Promise<number> {
+    const { storage, blobs } = this.#o
+    let total = 0
+    for (;;) {
+      const queued = storage.documents.blobsToDelete(BATCH)
+      let deleted = 0
+      for (const sha256 of queued) {
+        if (!(await blobs.deleteIfUnusedSince(sha256, now - BLOB_REUSE_GRACE_MS))) continue
+        storage.documents.blobDeleted(sha256)
+        deleted += 1
+      }
+      total += deleted
+      // A batch of files all still in use would come back unchanged: leave them to the next pass.
+      if (queued.length < BATCH || deleted === 0 || this.#stopped) return total
+    }
+  }
+}

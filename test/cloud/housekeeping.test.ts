@@ -1,0 +1,227 @@
+import { existsSync } from 'node:fs'
+import path from 'node:path'
+import Database from 'better-sqlite3'
+import { type Logger, pino } from 'pino'
+import { afterEach, beforeEach, describe, expect, it } from 'vitest'
+import { hashSecret } from '../../cloud/auth/secrets.ts'
+import { createDocumentIntake, type DocumentIntake } from '../../cloud/documents/intake.ts'
+import { Housekeeping } from '../../cloud/housekeeping/housekeeping.ts'
+import { resolveOptions } from '../../cloud/print-jobs/submit.ts'
+import { type BlobStore, createBlobStore } from '../../cloud/storage/blob-store.ts'
+import { DATABASE_FILE, openStorage, type Storage } from '../../cloud/storage/storage.ts'
+import type { Document } from '../../protocol/document.ts'
+import type { PrintJobStatus } from '../../protocol/enums.ts'
+import { tempDir } from '../helpers/temp-dir.ts'
+import { ALL_SCOPES, RECEIPT_PRINTER } from './test-cloud.ts'
+
+const HOUR = 3600_000
+const RETENTION_HOURS = 24
+/** Housekeeping's clock when every document of a test is past its retention. */
+const later = () => Date.now() + (RETENTION_HOURS + 1) * HOUR
+
+interface LogLine {
+  level: number
+  msg: string
+  step?: string
+  err?: { code?: string }
+}
+
+describe('housekeeping (real SQLite file and blob directory)', () => {
+  let dir = tempDir()
+  let storage: Storage
+  let blobs: BlobStore
+  let intake: DocumentIntake
+  let sql: Database.Database
+  let logs: LogLine[]
+  let logger: Logger
+  let accountId: string
+  let printerId: string
+  let clientId: string
+  const running: Housekeeping[] = []
+
+  beforeEach(() => {
+    dir = tempDir()
+    // A short busy timeout, so that a write against a held lock fails at once.
+    storage = openStorage(dir.path, 50)
+    blobs = createBlobStore(dir.path)
+    intake = createDocumentIntake({
+      storage,
+      blobs,
+      pdfInspector: { inspect: async () => {} },
+      maxDocumentBytes: 1024 * 1024,
+      storageQuotaBytes: 1024 * 1024,
+    })
+    sql = new Database(path.join(dir.path, DATABASE_FILE))
+    logs = []
+    logger = pino({ level: 'info' }, { write: (line: string) => logs.push(JSON.parse(line) as LogLine) })
+    accountId = storage.accounts.create('Shop').account_id
+    clientId = storage.apiClients.create(accountId, hashSecret('cs_x'), ALL_SCOPES).client_id
+    const agent = storage.agents.insert({ account_id: accountId, name: 'hub' })
+    printerId = storage.printers.insert({
+      account_id: accountId,
+      agent_id: agent.agent_id,
+      name: 'Receipts',
+      capabilities: RECEIPT_PRINTER,
+    }).printer_id
+  })
+  afterEach(async () => {
+    for (const h of running.splice(0)) await h.stop()
+    sql.close()
+    storage.close()
+    dir.remove()
+  })
+
+  const housekeeping = (now: () => number = later, intervalMs = 60_000) => {
+    const h = new Housekeeping({
+      storage,
+      blobs,
+      logger,
+      intervalMs,
+      documentRetentionHours: RETENTION_HOURS,
+      now,
+    })
+    running.push(h)
+    return h
+  }
+  const token = (name: string, expiresAt: number) => {
+    storage.apiClients.storeToken(hashSecret(name), {
+      account_id: accountId,
+      client_id: clientId,
+      scopes: ALL_SCOPES,
+      expires_at: expiresAt,
+    })
+  }
+  const tokenCount = () => sql.prepare('SELECT count(*) FROM access_tokens').pluck().get()
+  const receipt = (text: string, account = accountId) =>
+    intake.ingest(account, Buffer.from(`\x1b@${text}\n\x1dVB\x00`, 'latin1'), {
+      format: 'raw',
+      rawLanguage: 'escpos',
+    })
+  const jobOf = (d: Document, status: PrintJobStatus, completedAt: string | null = null) => {
+    const id = crypto.randomUUID()
+    const created = storage.printJobs.insertWithinCapacity(
+      accountId,
+      {
+        print_job_id: id,
+        document_id: d.document_id,
+        document_mime_type: d.document_mime_type,
+        document_format: d.document_format,
+        document_raw_language: d.document_raw_language,
+        printer_id: printerId,
+        status: 'pending',
+        ...resolveOptions({}),
+        created_at: new Date().toISOString(),
+        reserved_at: null,
+        started_at: null,
+        completed_at: null,
+        failure_reason: null,
+      },
+      1000,
+    )
+    expect(created).toBe(true)
+    sql
+      .prepare('UPDATE print_jobs SET status = ?, completed_at = ? WHERE print_job_id = ?')
+      .run(status, completedAt, id)
+    return id
+  }
+  const fileOf = (d: Document) => existsSync(blobs.pathOf(d.sha256))
+
+  it('purges expired access tokens and keeps live ones', async () => {
+    token('expired', Date.now() - 1000)
+    token('expires-now', Date.now())
+    token('live', Date.now() + HOUR)
+
+    const pass = await housekeeping(() => Date.now()).runOnce()
+
+    expect(pass).toEqual({ access_tokens: 2, idempotency_keys: 0, documents: 0, blobs: 0, failed: [] })
+    expect(tokenCount()).toBe(1)
+    expect(storage.apiClients.findToken(hashSecret('live'), Date.now())).toMatchObject({
+      client_id: clientId,
+    })
+  })
+
+  it('purges expired idempotency records and keeps live ones', async () => {
+    const now = Date.now()
+    const scope = (key: string) => ({ accountId, endpoint: 'POST /api/v1/print-jobs', key })
+    // In this order: a claim purges what had expired at its own time.
+    storage.idempotency.begin(scope('new'), 'f', now, 60_000, HOUR)
+    storage.idempotency.begin(scope('old'), 'f', now - 2 * HOUR, 60_000, HOUR)
+
+    const pass = await housekeeping(() => now).runOnce()
+
+    expect(pass.idempotency_keys).toBe(1)
+    expect(sql.prepare('SELECT key FROM idempotency_keys').pluck().all()).toEqual(['new'])
+  })
+
+  it('deletes the bytes of documents past retention that no unfinished job needs, never a shared blob still needed', async () => {
+    const unused = await receipt('never printed')
+    const queued = await receipt('waiting for its printer')
+    jobOf(queued, 'pending')
+    const shared = await receipt('same bytes')
+    const otherAccount = storage.accounts.create('Other').account_id
+    const sharedElsewhere = await receipt('same bytes', otherAccount)
+    expect(sharedElsewhere.sha256).toBe(shared.sha256)
+    jobOf(sharedElsewhere, 'printing')
+    const printed = await receipt('printed an hour ago')
+    const printedJob = jobOf(printed, 'printed', new Date(Date.now() - HOUR).toISOString())
+
+    const pass = await housekeeping().runOnce()
+
+    expect(pass).toEqual({ access_tokens: 0, idempotency_keys: 0, documents: 3, blobs: 2, failed: [] })
+    expect([fileOf(unused), fileOf(printed)]).toEqual([false, false])
+    expect(storage.documents.findById(accountId, unused.document_id)).toBeUndefined()
+    expect(storage.documents.findById(accountId, printed.document_id)).toBeUndefined()
+    // The purged shared document's row is marked, but its file stays for the document that still needs it.
+    expect(storage.documents.findById(accountId, shared.document_id)).toBeUndefined()
+    expect([fileOf(queued), fileOf(shared)]).toEqual([true, true])
+    expect(storage.documents.findById(accountId, queued.document_id)).toEqual(queued)
+    expect(storage.documents.findById(otherAccount, sharedElsewhere.document_id)).toEqual(sharedElsewhere)
+    expect(storage.documents.retainedBytes(accountId)).toBe(queued.size_bytes)
+    expect(storage.documents.retainedBytes(otherAccount)).toBe(sharedElsewhere.size_bytes)
+    // The finished job is still readable and still names its document.
+    expect(storage.printJobs.findById(accountId, printedJob)).toMatchObject({
+      document_id: printed.document_id,
+      status: 'printed',
+    })
+    expect(sql.prepare('SELECT count(*) FROM documents').pluck().get()).toBe(5)
+  })
+
+  it('deletes a shared blob once the last document naming it is purged', async () => {
+    const first = await receipt('same bytes')
+    const second = await receipt('same bytes')
+    const job = jobOf(second, 'pending')
+    expect(await housekeeping().runOnce()).toMatchObject({ documents: 1, blobs: 0 })
+    expect(fileOf(first)).toBe(true)
+
+    sql
+      .prepare("UPDATE print_jobs SET status = 'printed', completed_at = ? WHERE print_job_id = ?")
+      .run(new Date().toISOString(), job)
+    expect(await housekeeping().runOnce()).toMatchObject({ documents: 1, blobs: 1, failed: [] })
+    expect(fileOf(first)).toBe(false)
+    expect(sql.prepare('SELECT count(*) FROM blob_deletions').pluck().get()).toBe(0)
+  })
+
+  it('a step that fails (database locked by another connection) is logged, and a later pass succeeds', async () => {
+    token('expired', Date.now() - 1000)
+    const locker = new Database(path.join(dir.path, DATABASE_FILE))
+    locker.exec('BEGIN IMMEDIATE')
+    try {
+      housekeeping(() => Date.now(), 10).start()
+      // Two failed passes: the timer outlived the first failure.
+      await expect
+        .poll(() => logs.filter((l) => l.step === 'access_tokens').length, { timeout: 10_000 })
+        .toBeGreaterThanOrEqual(2)
+      expect(logs.find((l) => l.step === 'access_tokens')).toMatchObject({
+        level: 50,
+        msg: 'housekeeping step failed; the next pass retries it',
+        err: { code: 'SQLITE_BUSY' },
+      })
+      expect(tokenCount()).toBe(1)
+    } finally {
+      locker.exec('COMMIT')
+      locker.close()
+    }
+    await expect.poll(() => tokenCount(), { timeout: 10_000 }).toBe(0)
+    expect(logs.some((l) => l.msg === 'housekeeping purged')).toBe(true)
+  })
+})

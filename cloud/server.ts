@@ -6,6 +6,7 @@ import { buildApp } from './app.ts'
 import { type EmbeddedBroker, startBroker } from './broker/broker.ts'
 import type { CloudConfig } from './config.ts'
 import { Dispatcher } from './dispatch/dispatcher.ts'
+import { Housekeeping } from './housekeeping/housekeeping.ts'
 import { createBlobStore } from './storage/blob-store.ts'
 import { DATABASE_FILE, openStorage, type Storage } from './storage/storage.ts'
 
@@ -75,10 +76,20 @@ export async function startCloud(
     })
     await dispatcher.start()
     cleanups.push(() => dispatcher.stop())
+    const blobs = createBlobStore(config.dataDir)
+    const housekeeping = new Housekeeping({
+      storage,
+      blobs,
+      logger: logger.child({ name: 'housekeeping' }),
+      intervalMs: config.housekeepingIntervalSeconds * 1000,
+      documentRetentionHours: config.documentRetentionHours,
+    })
+    housekeeping.start()
+    cleanups.push(() => housekeeping.stop())
     const app = await buildApp({
       config,
       storage,
-      blobs: createBlobStore(config.dataDir),
+      blobs,
       logger,
       jobEvents: dispatcher,
     })

@@ -47,7 +47,7 @@ describe('housekeeping (real SQLite file and blob directory)', () => {
     intake = createDocumentIntake({
       storage,
       blobs,
-      pdfInspector: { inspect: async () => {} },
+      pdfInspector: { inspect: async () => ({ pages: 1 }) },
       maxDocumentBytes: 1024 * 1024,
       storageQuotaBytes: 1024 * 1024,
     })

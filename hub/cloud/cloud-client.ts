@@ -6,17 +6,38 @@ import { Readable, Transform } from 'node:stream'
 import { pipeline } from 'node:stream/promises'
 import type { ConnectionInfo, EnrollResponse } from '../../protocol/agent-api.ts'
 
-/** A refusal from the cloud, with its error_code, or a failure to reach it. */
+/**
+ * A refusal from the cloud, with its error_code, or a failure to reach it. `retryAfterMs` is set when the
+ * cloud asked the hub to come back later (429 or 503 with Retry-After).
+ */
 export class CloudError extends Error {
   constructor(
     message: string,
     readonly code: string,
     readonly status: number | null,
+    readonly retryAfterMs: number | null = null,
   ) {
     super(message)
     this.name = 'CloudError'
   }
+
+  /** The cloud said no, and asking again will not change that (a 4xx other than 429 Too Many Requests). */
+  get refused(): boolean {
+    return this.status !== null && this.status < 500 && this.status !== 429
+  }
 }
+
+/** RFC 9110 §10.2.3: Retry-After is delay-seconds or an HTTP-date; null when absent or unreadable. */
+export function retryAfterMs(header: string | null, now = Date.now()): number | null {
+  if (header === null) return null
+  const value = header.trim()
+  if (/^\d+$/.test(value)) return Number(value) * 1000
+  const at = Date.parse(value)
+  return Number.isNaN(at) ? null : Math.max(0, at - now)
+}
+
+/** The statuses with which the cloud asks to be asked again later (RFC 6585 §4, RFC 9110 §15.6.4). */
+const COME_BACK_LATER = [429, 503]
 
 async function failure(res: Response): Promise<CloudError> {
   const body = (await res.json().catch(() => ({}))) as { error_code?: string; message?: string }
@@ -68,8 +89,11 @@ export class CloudClient {
     if ((await stat(target).catch(() => null))?.size === sizeBytes) return target
     await mkdir(dir, { recursive: true })
     const res = await call(url, { headers: this.#auth() })
-    if (!res.ok || !res.body)
-      throw new CloudError(`download answered ${res.status}`, 'document_download_failed', res.status)
+    if (!res.ok || !res.body) {
+      await res.body?.cancel()
+      const wait = COME_BACK_LATER.includes(res.status) ? retryAfterMs(res.headers.get('retry-after')) : null
+      throw new CloudError(`download answered ${res.status}`, 'document_download_failed', res.status, wait)
+    }
     const temp = `${target}.${process.pid}.part`
     const hash = createHash('sha256')
     let size = 0

@@ -30,6 +30,8 @@ const WAIT_REASON: Partial<Record<HealthState, FailureReason>> = {
   cover_open: 'printer_cover_open',
 }
 const CHUNK = 64 * 1024
+/** The longest a Retry-After from the cloud holds a download back (one default quota window). */
+const MAX_RETRY_AFTER_MS = 60_000
 
 /**
  * Prints one printer's jobs, one at a time, in creation order (DESIGN: never lose, never double). Each job:
@@ -139,12 +141,14 @@ export class PrinterWorker {
   }
 
   /**
-   * Downloads the document, retrying while the cloud is unreachable or answering 5xx (a cloud restart must
-   * not fail jobs) for up to `unreachableTimeoutMs`; a refusal (4xx) or a second checksum mismatch fails.
+   * Downloads the document, retrying for up to `unreachableTimeoutMs` while the cloud is unreachable, answers
+   * 5xx (a cloud restart must not fail jobs) or asks the hub to slow down (429): a wait the cloud names in
+   * Retry-After is honoured, up to MAX_RETRY_AFTER_MS and never past that deadline. A refusal (another 4xx)
+   * or a second checksum mismatch fails the job.
    */
   async #download(job: SpooledJob): Promise<string | null> {
     const { url, sha256, size_bytes } = job.offer.document
-    const started = Date.now()
+    const deadline = Date.now() + this.#o.unreachableTimeoutMs
     let mismatches = 0
     for (let attempt = 0; ; attempt++) {
       try {
@@ -152,13 +156,21 @@ export class PrinterWorker {
       } catch (error) {
         const cloudError = error instanceof CloudError ? error : null
         if (cloudError?.code === 'checksum_mismatch') mismatches++
-        const refused =
-          cloudError?.status !== null && cloudError?.status !== undefined && cloudError.status < 500
-        if (mismatches >= 2 || refused || Date.now() - started >= this.#o.unreachableTimeoutMs) {
+        const left = deadline - Date.now()
+        if (mismatches >= 2 || cloudError?.refused || left <= 0) {
           this.#fail(job, mismatches >= 2 ? 'checksum_mismatch' : 'document_download_failed', String(error))
           return null
         }
-        await this.#waiter.sleep(Math.min(this.#o.recheckMs * 2 ** attempt, 10_000))
+        const asked = cloudError?.retryAfterMs ?? null
+        let wait = Math.min(this.#o.recheckMs * 2 ** attempt, 10_000)
+        if (asked !== null) {
+          wait = Math.max(this.#o.recheckMs, Math.min(asked, MAX_RETRY_AFTER_MS))
+          this.#o.logger.info(
+            { print_job_id: job.print_job_id, status: cloudError?.status, retry_after_ms: asked },
+            'cloud asked to retry the download later',
+          )
+        }
+        await this.#waiter.sleep(Math.min(wait, left))
         if (!this.#stillQueued(job)) return null
       }
     }

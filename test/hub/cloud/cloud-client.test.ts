@@ -8,6 +8,8 @@ import { tempDir } from '../../helpers/temp-dir.ts'
 
 const FIFTY_MB = 50 * 1024 * 1024
 const CHUNK = Buffer.alloc(1024 * 1024, 0x5a)
+/** An HTTP-date (RFC 9110 §5.6.7) far enough ahead that the wait it asks for is positive. */
+const RESTART_AT = new Date(Date.now() + 3_600_000).toUTCString()
 
 describe('document download by the hub', () => {
   let server: Server
@@ -36,6 +38,14 @@ describe('document download by the hub', () => {
       } else if (req.url === '/cut') {
         res.writeHead(200, { 'content-length': '100' })
         res.write(Buffer.alloc(10), () => res.destroy())
+      } else if (req.url === '/busy') {
+        res
+          .writeHead(429, { 'content-type': 'application/json', 'retry-after': '2' })
+          .end('{"error_code":"rate_limited","message":"slow down"}')
+      } else if (req.url === '/restarting') {
+        res
+          .writeHead(503, { 'content-type': 'application/json', 'retry-after': RESTART_AT })
+          .end('{"error_code":"shutting_down","message":"later"}')
       } else
         res
           .writeHead(404, { 'content-type': 'application/json' })
@@ -88,6 +98,37 @@ describe('document download by the hub', () => {
       .catch((e) => e)) as CloudError
     expect(cut.code).toBe('document_download_failed')
     expect(existsSync(path.join(dir.path, 'c'.repeat(64)))).toBe(false)
+    expect(readdirSync(dir.path)).toEqual([])
+    dir.remove()
+  })
+
+  it('a 429 or 503 is not a refusal: it carries the wait the cloud asked for in Retry-After', async () => {
+    const dir = tempDir('download-')
+    const client = new CloudClient(base, 'hub_secret')
+    const busy = (await client
+      .download(`${base}/busy`, 'd'.repeat(64), 1, dir.path)
+      .catch((e) => e)) as CloudError
+    expect(busy).toBeInstanceOf(CloudError)
+    expect({ status: busy.status, refused: busy.refused, retryAfterMs: busy.retryAfterMs }).toEqual({
+      status: 429,
+      refused: false,
+      retryAfterMs: 2000,
+    })
+    const restarting = (await client
+      .download(`${base}/restarting`, 'd'.repeat(64), 1, dir.path)
+      .catch((e) => e)) as CloudError
+    expect(restarting.status).toBe(503)
+    expect(restarting.refused).toBe(false)
+    // An HTTP-date: the time until then (whole seconds, so at most an hour and more than 59 minutes).
+    expect(restarting.retryAfterMs).toBeGreaterThan(3_540_000)
+    expect(restarting.retryAfterMs).toBeLessThanOrEqual(3_600_000)
+    const missing = (await client
+      .download(`${base}/none`, 'd'.repeat(64), 1, dir.path)
+      .catch((e) => e)) as CloudError
+    expect({ refused: missing.refused, retryAfterMs: missing.retryAfterMs }).toEqual({
+      refused: true,
+      retryAfterMs: null,
+    })
     expect(readdirSync(dir.path)).toEqual([])
     dir.remove()
   })

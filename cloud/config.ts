@@ -1,5 +1,6 @@
 import { existsSync, mkdirSync, rmSync, writeFileSync } from 'node:fs'
 import path from 'node:path'
+import { maxHubPacketBytes } from './broker/hub-packet-bound.ts'
 
 /**
  * Cloud configuration: one schema of settings, each with its environment variable, default and check.
@@ -42,6 +43,12 @@ export interface CloudConfig {
   mqttTlsCertFile: string
   mqttTlsKeyFile: string
   hubKeepaliveSeconds: number
+  /** Time a new MQTT connection has to send its CONNECT (aedes connectTimeout; TLS handshake too). */
+  mqttConnectTimeoutMs: number
+  /** Largest MQTT packet from an authenticated hub; by default the largest hub message the schemas allow. */
+  mqttMaxPacketBytes: number
+  /** MQTT connections not authenticated yet; beyond it new ones are closed at once. */
+  mqttMaxPendingConnections: number
   pendingJobExpirySeconds: number
   /** How long a write waits for a locked database before it fails (SQLite busy_timeout). */
   databaseBusyTimeoutMs: number
@@ -177,6 +184,28 @@ export const SETTINGS: Record<keyof CloudConfig, Setting> = {
       `${c.mqttTlsCertFile ? 'mqtts' : 'mqtt'}://${new URL(c.publicUrl ?? 'http://localhost').hostname}:${c.mqttPort}`,
   },
   hubKeepaliveSeconds: { env: 'HUB_KEEPALIVE_SECONDS', kind: 'int', min: 1, max: 3600, default: () => '30' },
+  mqttConnectTimeoutMs: {
+    env: 'MQTT_CONNECT_TIMEOUT_MS',
+    kind: 'int',
+    min: 500,
+    max: 60000,
+    default: () => '5000',
+  },
+  mqttMaxPacketBytes: {
+    env: 'MQTT_MAX_PACKET_BYTES',
+    kind: 'int',
+    min: 4096,
+    // 256 MiB - 1: the largest Remaining Length MQTT 3.1.1 §2.2.3 can express.
+    max: 256 * MiB - 1,
+    default: () => `${maxHubPacketBytes()}`,
+  },
+  mqttMaxPendingConnections: {
+    env: 'MQTT_MAX_PENDING_CONNECTIONS',
+    kind: 'int',
+    min: 1,
+    max: 100000,
+    default: () => '512',
+  },
   pendingJobExpirySeconds: {
     env: 'PENDING_JOB_EXPIRY_SECONDS',
     kind: 'int',

@@ -58,6 +58,11 @@ export async function startCloud(
       logger: logger.child({ name: 'mqtt' }),
       findAgentByCredential: (hash) => storage.agents.findByCredential(hash),
       ...(tls && { tls }),
+      limits: {
+        connectTimeoutMs: config.mqttConnectTimeoutMs,
+        maxPacketBytes: config.mqttMaxPacketBytes,
+        maxPendingConnections: config.mqttMaxPendingConnections,
+      },
     })
     cleanups.push(() => broker.close())
     if (config.mqttPort === 0) {

@@ -10,15 +10,15 @@ import { PrinterHealth } from './printer-health.ts'
  */
 export const PROTOCOL_VERSION = 1
 const V = Type.Literal(PROTOCOL_VERSION)
-const Uuid = Type.String({ format: 'uuid' })
-const DateTime = Type.String({ format: 'date-time' })
+const Uuid = Type.String({ format: 'uuid', maxLength: 36 })
+const DateTime = Type.String({ format: 'date-time', maxLength: 64 })
 
 /** A printer as the hub sees it. The cloud derives the stable `printer_id` from the agent id and `key`. */
 export const HubPrinter = Type.Object({
   key: Type.String({ minLength: 1, maxLength: 512 }),
   name: Type.String({ minLength: 1, maxLength: 200 }),
   uri: Type.String({ maxLength: 1024, description: 'how the hub reaches it, e.g. socket://10.0.0.5:9100' }),
-  languages: Type.Array(RawLanguage),
+  languages: Type.Array(RawLanguage, { maxItems: 8 }),
   capabilities: PrinterCapabilities,
   health: PrinterHealth,
 })

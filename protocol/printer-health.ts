@@ -31,10 +31,11 @@ export const BLOCKING_HEALTH_STATES: readonly HealthState[] = [
 export const PrinterHealth = Type.Object(
   {
     state: Type.Enum(HEALTH_STATES),
-    reasons: Type.Array(Type.String(), {
+    reasons: Type.Array(Type.String({ maxLength: 200 }), {
+      maxItems: 40,
       description: 'machine-readable detail, e.g. "paper_near_end", "head_open"',
     }),
-    checked_at: Type.String({ format: 'date-time' }),
+    checked_at: Type.String({ format: 'date-time', maxLength: 64 }),
   },
   { title: 'PrinterHealth', additionalProperties: false },
 )

@@ -9,10 +9,12 @@ const DateTime = Type.String({ format: 'date-time' })
 export const PrinterCapabilities = Type.Object(
   {
     document_formats: Type.Array(DocumentFormat, {
+      maxItems: 8,
       description: 'pdf is rendered by the hub; raw passes through',
     }),
-    raw_languages: Type.Array(RawLanguage),
+    raw_languages: Type.Array(RawLanguage, { maxItems: 8 }),
     dpi: Type.Array(Type.Integer({ minimum: 72, maximum: 2400 }), {
+      maxItems: 16,
       description: 'resolutions it prints at',
     }),
     media_width_mm: Type.Object({

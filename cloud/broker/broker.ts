@@ -4,6 +4,7 @@ import { Aedes } from 'aedes'
 import type { Logger } from 'pino'
 import type { AgentIdentity } from '../storage/agents.ts'
 import { createBrokerPolicy } from './broker-policy.ts'
+import { type ConnectionLimits, guardConnections } from './connection-guard.ts'
 import { createEmbeddedHubBus, type HubBus } from './hub-bus.ts'
 
 export interface BrokerOptions {
@@ -13,6 +14,8 @@ export interface BrokerOptions {
   findAgentByCredential(credentialHash: Buffer): AgentIdentity | undefined
   /** PEM certificate and key: MQTT over TLS on the same port instead of plain TCP. */
   tls?: { cert: Buffer; key: Buffer }
+  /** What a client may make the broker hold (connection-guard.ts), and how long it has to send CONNECT. */
+  limits: ConnectionLimits & { connectTimeoutMs: number }
 }
 
 export interface EmbeddedBroker {
@@ -24,18 +27,26 @@ export interface EmbeddedBroker {
 /**
  * The embedded MQTT broker (aedes) hubs connect to, with the policy of broker-policy.ts. TCP_NODELAY on
  * accepted sockets (STACK-NOTES: Nagle plus delayed ACKs costs ~88 ms per QoS 1 round trip); a listen
- * backlog of 4096 absorbs reconnect storms; a socket error never takes the broker down.
+ * backlog of 4096 absorbs reconnect storms; a socket error never takes the broker down; connection-guard.ts
+ * bounds packet sizes and connections not yet authenticated.
  */
 export async function startBroker(options: BrokerOptions): Promise<EmbeddedBroker> {
   const { logger } = options
-  const broker = await Aedes.createBroker(createBrokerPolicy(options))
+  const broker = await Aedes.createBroker({
+    ...createBrokerPolicy(options),
+    connectTimeout: options.limits.connectTimeoutMs,
+  })
   broker.on('clientError', (client, error) =>
     logger.debug({ client_id: client.id, err: error }, 'mqtt client error'),
   )
   broker.on('connectionError', (_client, error) => logger.debug({ err: error }, 'mqtt connection error'))
+  const handle = guardConnections(broker, options.limits, logger)
   const server: Server = options.tls
-    ? createTlsServer({ ...options.tls, noDelay: true } as never, broker.handle)
-    : createServer({ noDelay: true }, broker.handle)
+    ? createTlsServer(
+        { ...options.tls, noDelay: true, handshakeTimeout: options.limits.connectTimeoutMs } as never,
+        handle,
+      )
+    : createServer({ noDelay: true }, handle)
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject)
     server.listen({ host: options.host, port: options.port, backlog: 4096 }, () => {

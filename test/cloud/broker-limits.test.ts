@@ -1,0 +1,163 @@
+import { once } from 'node:events'
+import { connect, type Socket } from 'node:net'
+import mqtt, { type IClientOptions, type MqttClient } from 'mqtt'
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { connectHub, enroll, seedAccount, startFullCloud } from './hub-link.ts'
+
+type FullCloud = Awaited<ReturnType<typeof startFullCloud>>
+type Hub = { agent_id: string; credential: string }
+
+const MiB = 1024 * 1024
+
+/** A raw TCP connection to the broker that records when the broker closes it. */
+async function rawClient(port: number) {
+  const socket = connect({ host: '127.0.0.1', port })
+  socket.on('error', () => {})
+  const closed = new Promise<boolean>((resolve) => socket.once('close', () => resolve(true)))
+  await once(socket, 'connect')
+  return { socket, closed }
+}
+
+/** MQTT 3.1.1 §2.2.3: the Remaining Length as a variable byte integer. */
+function remainingLength(length: number): Buffer {
+  const bytes: number[] = []
+  do {
+    let byte = length % 128
+    length = Math.floor(length / 128)
+    if (length > 0) byte |= 0x80
+    bytes.push(byte)
+  } while (length > 0)
+  return Buffer.from(bytes)
+}
+
+/** The start of a CONNECT (MQTT 3.1.1 §3.1) that announces `length` bytes after its fixed header. */
+function connectHeader(length: number): Buffer {
+  const variableHeader = Buffer.from([0, 4, ...Buffer.from('MQTT'), 4, 0x02, 0, 30])
+  return Buffer.concat([Buffer.from([0x10]), remainingLength(length), variableHeader])
+}
+
+/** Writes `chunk` until `total` bytes went out or the peer closed; resolves with the bytes written. */
+async function stream(socket: Socket, closed: Promise<boolean>, chunk: Buffer, total: number) {
+  let written = 0
+  let isClosed = false
+  void closed.then(() => {
+    isClosed = true
+  })
+  while (written < total && !isClosed && !socket.destroyed) {
+    written += chunk.length
+    if (!socket.write(chunk)) await Promise.race([once(socket, 'drain').catch(() => {}), closed])
+  }
+  return written
+}
+
+function mqttUrl(full: FullCloud) {
+  return `mqtt://127.0.0.1:${full.cloud.broker.port}`
+}
+
+describe('the MQTT listener bounds what a client can make it hold', () => {
+  let full: FullCloud
+  let hub: Hub
+  const clients: MqttClient[] = []
+  const sockets: Socket[] = []
+
+  beforeAll(async () => {
+    full = await startFullCloud({
+      MQTT_PORT: '0',
+      MQTT_MAX_PACKET_BYTES: String(64 * 1024),
+      MQTT_MAX_PENDING_CONNECTIONS: '4',
+      MQTT_CONNECT_TIMEOUT_MS: '1000',
+    })
+    hub = await enroll(full.url, seedAccount(full.cloud, 'Limits').enrollmentToken)
+  })
+  afterAll(async () => {
+    for (const client of clients) client.end(true)
+    for (const socket of sockets) socket.destroy()
+    await full.close()
+  })
+
+  /** Connects as the hub; 'closed' when the broker closes the connection instead of answering CONNACK. */
+  const connectOrClose = (extra: { will?: IClientOptions['will'] } = {}) =>
+    new Promise<'connected' | 'closed'>((resolve) => {
+      const client = mqtt.connect(mqttUrl(full), {
+        clientId: hub.agent_id,
+        username: hub.agent_id,
+        password: hub.credential,
+        reconnectPeriod: 0,
+        ...extra,
+      })
+      clients.push(client)
+      client.on('error', () => {})
+      client.once('connect', () => resolve('connected'))
+      client.once('close', () => resolve('closed'))
+    })
+
+  const connectAsHub = async () => {
+    const client = await connectHub(mqttUrl(full), {
+      clientId: hub.agent_id,
+      username: hub.agent_id,
+      password: hub.credential,
+    })
+    clients.push(client)
+    return client
+  }
+
+  it('drops a client that announces a 256 MiB CONNECT, and holds none of what it streams', async () => {
+    const { socket, closed } = await rawClient(full.cloud.broker.port)
+    sockets.push(socket)
+    const before = process.memoryUsage()
+    // 256 MiB - 1 is the largest Remaining Length MQTT 3.1.1 §2.2.3 can express.
+    socket.write(connectHeader(256 * MiB - 1))
+    const written = await stream(socket, closed, Buffer.alloc(64 * 1024, 0x61), 64 * MiB)
+    const after = process.memoryUsage()
+    expect(await closed).toBe(true)
+    expect(written).toBeLessThan(64 * MiB)
+    expect(after.arrayBuffers - before.arrayBuffers).toBeLessThan(16 * MiB)
+    expect(after.rss - before.rss).toBeLessThan(16 * MiB)
+  })
+
+  it('refuses a CONNECT over the pre-CONNACK limit, even with good credentials', async () => {
+    const outcome = await connectOrClose({
+      will: {
+        topic: `hubs/${hub.agent_id}/presence`,
+        payload: Buffer.alloc(8 * 1024, 0x20),
+        qos: 1,
+        retain: false,
+      },
+    })
+    expect(outcome).toBe('closed')
+  })
+
+  it('drops an authenticated hub that sends a packet over MQTT_MAX_PACKET_BYTES, not one under it', async () => {
+    const client = await connectAsHub()
+    const topic = `hubs/${hub.agent_id}/state`
+    // Under the limit: the broker takes it (the cloud drops the invalid payload, not the connection).
+    await client.publishAsync(topic, Buffer.alloc(60 * 1024, 0x20), { qos: 1 })
+    expect(client.connected).toBe(true)
+    const closed = new Promise<void>((resolve) => client.once('close', () => resolve()))
+    client.publish(topic, Buffer.alloc(65 * 1024, 0x20), { qos: 1 })
+    await closed
+  })
+
+  it('closes connections beyond MQTT_MAX_PENDING_CONNECTIONS at once; a hub connects once they are gone', async () => {
+    const pending = await Promise.all([1, 2, 3, 4].map(() => rawClient(full.cloud.broker.port)))
+    sockets.push(...pending.map((p) => p.socket))
+    // A sign that the broker has accepted the four: a fifth raw client is closed without sending anything.
+    const extra = await rawClient(full.cloud.broker.port)
+    sockets.push(extra.socket)
+    expect(await extra.closed).toBe(true)
+    // The four are dropped by the connect timeout (MQTT_CONNECT_TIMEOUT_MS), since none sent CONNECT.
+    for (const p of pending) expect(await p.closed).toBe(true)
+    const client = await connectAsHub()
+    expect(client.connected).toBe(true)
+    // An authenticated hub no longer counts as pending: four raw clients fit beside it again.
+    const again = await Promise.all([1, 2, 3, 4].map(() => rawClient(full.cloud.broker.port)))
+    sockets.push(...again.map((p) => p.socket))
+    const sentinel = await rawClient(full.cloud.broker.port)
+    sockets.push(sentinel.socket)
+    expect(await sentinel.closed).toBe(true)
+    for (const p of again) {
+      expect(await Promise.race([p.closed, Promise.resolve(false)])).toBe(false)
+      p.socket.destroy()
+    }
+  })
+})

@@ -23,7 +23,10 @@ export interface DocumentRepository {
    * any more. One transaction; repeating it, or running it on several nodes, purges nothing twice.
    */
   purgeUnneeded(cutoff: string, at: string, limit: number): number
-  /** Up to `limit` queued blobs that no retained document names (a blob named again leaves the queue). */
+  /**
+   * The queued blobs, oldest first, among the next `limit`, that no retained document names; those named
+   * again leave the queue.
+   */
   blobsToDelete(limit: number): string[]
   blobDeleted(sha256: string): void
 }
@@ -82,12 +85,10 @@ export function createDocumentRepository(db: SqliteDatabase): DocumentRepository
     `INSERT OR IGNORE INTO blob_deletions (sha256, queued_at) SELECT @sha256, @at
      WHERE NOT EXISTS (SELECT 1 FROM documents WHERE sha256 = @sha256 AND purged_at IS NULL)`,
   )
-  const dropNamedBlobs = db.prepare(
-    `DELETE FROM blob_deletions WHERE EXISTS
-       (SELECT 1 FROM documents d WHERE d.sha256 = blob_deletions.sha256 AND d.purged_at IS NULL)`,
-  )
-  const queuedBlobs = db.prepare<[number], string>(
-    'SELECT sha256 FROM blob_deletions ORDER BY queued_at LIMIT ?',
+  // Oldest first by rowid (insertion order), so that a batch costs the same however long the queue is.
+  const queuedBlobs = db.prepare<[number], { sha256: string; named: 0 | 1 }>(
+    `SELECT sha256, EXISTS (SELECT 1 FROM documents d WHERE d.sha256 = b.sha256 AND d.purged_at IS NULL) AS named
+     FROM blob_deletions b ORDER BY rowid LIMIT ?`,
   )
   const dequeueBlob = db.prepare('DELETE FROM blob_deletions WHERE sha256 = ?')
 
@@ -122,8 +123,9 @@ export function createDocumentRepository(db: SqliteDatabase): DocumentRepository
     return purged
   })
   const blobsToDelete = db.transaction((limit: number) => {
-    dropNamedBlobs.run()
-    return queuedBlobs.pluck().all(limit)
+    const queued = queuedBlobs.all(limit)
+    for (const blob of queued) if (blob.named) dequeueBlob.run(blob.sha256)
+    return queued.filter((blob) => !blob.named).map((blob) => blob.sha256)
   })
   return {
     insertWithinQuota: (accountId, document, quotaBytes) =>

@@ -10,10 +10,14 @@ import { openStorage } from './storage/storage.ts'
  * are one line on stderr with a non-zero exit. Commands work on DATA_DIR whether or not the server runs.
  */
 class UsageError extends Error {}
+/** The id names nothing: one line, exit 1. */
+class NotFoundError extends Error {}
 
 const USAGE = `usage: cloud serve
        cloud account create --name NAME
        cloud client create --account ACCOUNT_ID --scopes ${SCOPES.join(',')}
+       cloud client revoke --id CLIENT_ID
+       cloud hub revoke --id AGENT_ID
        cloud enrollment create --account ACCOUNT_ID --name HUB_NAME
        cloud enrollment revoke --id ENROLLMENT_ID`
 
@@ -89,6 +93,28 @@ function clientCreate(args: string[]): object {
   })
 }
 
+/** Its tokens stop working at once and its secret gets no more (the server reads the same database). */
+function clientRevoke(args: string[]): object {
+  const { values } = parseArgs({ args, options: { id: { type: 'string' } } })
+  const id = option(values, 'id')
+  return withStorage((storage) => {
+    const client = storage.apiClients.revoke(id, new Date())
+    if (!client) throw new NotFoundError(`no client ${id}`)
+    return { client_id: client.client_id, account_id: client.account_id, revoked_at: client.revoked_at }
+  })
+}
+
+/** Its credential stops working at once; a running cloud closes its MQTT session within a second. */
+function hubRevoke(args: string[]): object {
+  const { values } = parseArgs({ args, options: { id: { type: 'string' } } })
+  const id = option(values, 'id')
+  return withStorage((storage) => {
+    const revoked = storage.agents.revoke(id, new Date())
+    if (!revoked) throw new NotFoundError(`no hub ${id}`)
+    return revoked
+  })
+}
+
 function enrollmentCreate(args: string[]): object {
   const { values } = parseArgs({ args, options: { account: { type: 'string' }, name: { type: 'string' } } })
   const accountId = option(values, 'account')
@@ -129,6 +155,8 @@ async function main(argv: string[]): Promise<void> {
   const commands: Record<string, (args: string[]) => object> = {
     'account create': accountCreate,
     'client create': clientCreate,
+    'client revoke': clientRevoke,
+    'hub revoke': hubRevoke,
     'enrollment create': enrollmentCreate,
     'enrollment revoke': enrollmentRevoke,
   }

@@ -4,6 +4,7 @@ import type { FastifyInstance } from 'fastify'
 import { type Logger, pino } from 'pino'
 import { buildApp } from './app.ts'
 import { type EmbeddedBroker, startBroker } from './broker/broker.ts'
+import { watchRevokedHubs } from './broker/revoked-hubs.ts'
 import type { CloudConfig } from './config.ts'
 import { Dispatcher } from './dispatch/dispatcher.ts'
 import { Housekeeping } from './housekeeping/housekeeping.ts'
@@ -19,6 +20,9 @@ export interface RunningCloud {
   /** Stops taking requests, lets in-flight ones finish, then closes the broker and the database. */
   close(): Promise<void>
 }
+
+/** How soon a revoked hub's MQTT session is closed (the CLI that revokes it has only the database). */
+const REVOCATION_CHECK_MS = 1000
 
 export function createLogger(config: Pick<CloudConfig, 'logLevel'>): Logger {
   return pino({
@@ -65,6 +69,13 @@ export async function startCloud(
       },
     })
     cleanups.push(() => broker.close())
+    const revokedHubs = watchRevokedHubs({
+      revokedSince: (since) => storage.agents.revokedSince(since),
+      disconnect: (agentId) => broker.disconnect(agentId),
+      logger: logger.child({ name: 'mqtt' }),
+      intervalMs: REVOCATION_CHECK_MS,
+    })
+    cleanups.push(() => revokedHubs.stop())
     if (config.mqttPort === 0) {
       // An ephemeral broker port (tests): tell hubs the port actually bound.
       const url = new URL(config.mqttPublicUrl)

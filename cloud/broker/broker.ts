@@ -21,6 +21,8 @@ export interface BrokerOptions {
 export interface EmbeddedBroker {
   port: number
   bus: HubBus
+  /** Closes the hub's MQTT session, if it has one here (its credential was revoked). Whether it had one. */
+  disconnect(agentId: string): boolean
   close(): Promise<void>
 }
 
@@ -60,6 +62,12 @@ export async function startBroker(options: BrokerOptions): Promise<EmbeddedBroke
   return {
     port,
     bus: createEmbeddedHubBus(broker, logger),
+    disconnect(agentId) {
+      // aedes keeps its connected clients by client id, which the policy makes the agent id; not in its types.
+      const client = (broker as unknown as { clients: Record<string, { close(): void }> }).clients[agentId]
+      client?.close()
+      return client !== undefined
+    },
     // Stop accepting first, so that a hub reconnecting at once cannot slip in after its clients are closed;
     // the listener's callback comes once every connection has ended.
     close: () =>

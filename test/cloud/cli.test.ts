@@ -50,6 +50,16 @@ describe('cloud CLI', () => {
     expect(file.includes(Buffer.from(created.client_secret))).toBe(false)
   })
 
+  it('client revoke and hub revoke of an unknown id: one line on stderr, exit code 1', () => {
+    const DATA_DIR = newDataDir()
+    for (const what of ['client', 'hub']) {
+      const result = runCli('cloud/cli.ts', [what, 'revoke', '--id', 'no-such-id'], { DATA_DIR })
+      expect(result.status).toBe(1)
+      expect(result.stdout).toBe('')
+      expect(result.stderr).toBe(`cloud: no ${what} no-such-id\n`)
+    }
+  })
+
   it('refuses unknown scopes and unknown accounts with a usage message and exit code 2', () => {
     const DATA_DIR = newDataDir()
     const bad = runCli('cloud/cli.ts', ['client', 'create', '--account', 'x', '--scopes', 'admin'], {

@@ -66,16 +66,17 @@ export function guardConnections(
       settle()
     })
     socket.once('close', settle)
-    broker.handle(socket)
+    const client = broker.handle(socket)
 
     const meter = new PacketSizeMeter(() =>
       authenticated ? limits.maxPacketBytes : MAX_CONNECT_PACKET_BYTES,
     )
     // aedes reads the socket with read() on 'readable'; each read() that returns a chunk also emits 'data'
     // with it (Node.js stream docs, readable.read()), so this sees every chunk before aedes parses it.
-    // Added after aedes's 'readable' listener, it leaves the socket in paused mode.
+    // Added after aedes's 'readable' listener, it leaves the socket in paused mode. Closing the aedes client
+    // here detaches its parser, so no packet of the chunk being read is handled.
     socket.on('data', (chunk: Buffer) => {
-      if (socket.destroyed) return
+      if (client.closed) return
       const oversize = meter.measure(chunk)
       if (!oversize) return
       logger.warn(
@@ -87,6 +88,7 @@ export function guardConnections(
         },
         'mqtt connection dropped: packet too large',
       )
+      client.close()
       socket.destroy()
     })
   }

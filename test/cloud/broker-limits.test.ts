@@ -2,7 +2,9 @@ import { once } from 'node:events'
 import { connect, type Socket } from 'node:net'
 import mqtt, { type IClientOptions, type MqttClient } from 'mqtt'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import type { HubState } from '../../protocol/hub-messages.ts'
 import { connectHub, enroll, seedAccount, startFullCloud } from './hub-link.ts'
+import { RECEIPT_PRINTER } from './test-cloud.ts'
 
 type FullCloud = Awaited<ReturnType<typeof startFullCloud>>
 type Hub = { agent_id: string; credential: string }
@@ -50,6 +52,23 @@ async function stream(socket: Socket, closed: Promise<boolean>, chunk: Buffer, t
   return written
 }
 
+/** A valid state message with `count` printers, each with a 200-character name. */
+function stateWith(count: number, agentVersion: string): HubState {
+  return {
+    v: 1,
+    agent_version: agentVersion,
+    host: { hostname: 'test-hub', platform: 'linux', arch: 'arm64' },
+    printers: Array.from({ length: count }, (_, i) => ({
+      key: `socket://10.0.0.${i}:9100`,
+      name: 'n'.repeat(200),
+      uri: `socket://10.0.0.${i}:9100`,
+      languages: ['escpos'],
+      capabilities: RECEIPT_PRINTER,
+      health: { state: 'ready', reasons: [], checked_at: new Date().toISOString() },
+    })),
+  }
+}
+
 function mqttUrl(full: FullCloud) {
   return `mqtt://127.0.0.1:${full.cloud.broker.port}`
 }
@@ -57,6 +76,8 @@ function mqttUrl(full: FullCloud) {
 describe('the MQTT listener bounds what a client can make it hold', () => {
   let full: FullCloud
   let hub: Hub
+  let accountId: string
+  let sentinelHub: Hub
   const clients: MqttClient[] = []
   const sockets: Socket[] = []
 
@@ -67,7 +88,10 @@ describe('the MQTT listener bounds what a client can make it hold', () => {
       MQTT_MAX_PENDING_CONNECTIONS: '4',
       MQTT_CONNECT_TIMEOUT_MS: '1000',
     })
-    hub = await enroll(full.url, seedAccount(full.cloud, 'Limits').enrollmentToken)
+    const seeded = seedAccount(full.cloud, 'Limits')
+    accountId = seeded.accountId
+    hub = await enroll(full.url, seeded.enrollmentToken)
+    sentinelHub = await enroll(full.url, seedAccount(full.cloud, 'Sentinel').enrollmentToken)
   })
   afterAll(async () => {
     for (const client of clients) client.end(true)
@@ -76,12 +100,12 @@ describe('the MQTT listener bounds what a client can make it hold', () => {
   })
 
   /** Connects as the hub; 'closed' when the broker closes the connection instead of answering CONNACK. */
-  const connectOrClose = (extra: { will?: IClientOptions['will'] } = {}) =>
+  const connectOrClose = (as: Hub, extra: { will?: IClientOptions['will'] } = {}) =>
     new Promise<'connected' | 'closed'>((resolve) => {
       const client = mqtt.connect(mqttUrl(full), {
-        clientId: hub.agent_id,
-        username: hub.agent_id,
-        password: hub.credential,
+        clientId: as.agent_id,
+        username: as.agent_id,
+        password: as.credential,
         reconnectPeriod: 0,
         ...extra,
       })
@@ -115,27 +139,46 @@ describe('the MQTT listener bounds what a client can make it hold', () => {
     expect(after.rss - before.rss).toBeLessThan(16 * MiB)
   })
 
-  it('refuses a CONNECT over the pre-CONNACK limit, even with good credentials', async () => {
-    const outcome = await connectOrClose({
-      will: {
-        topic: `hubs/${hub.agent_id}/presence`,
-        payload: Buffer.alloc(8 * 1024, 0x20),
-        qos: 1,
-        retain: false,
-      },
+  it('refuses a CONNECT over the pre-CONNACK limit, even with good credentials, and never handles it', async () => {
+    // A valid presence will (`online: true`), padded past 4 KiB: were the CONNECT handled, the broker would
+    // publish it when the connection closes and the cloud would show the hub online.
+    const will = `${JSON.stringify({ v: 1, online: true, session: 'oversize' })}${' '.repeat(5 * 1024)}`
+    const outcome = await connectOrClose(hub, {
+      will: { topic: `hubs/${hub.agent_id}/presence`, payload: Buffer.from(will), qos: 1, retain: false },
     })
     expect(outcome).toBe('closed')
+    // A sentinel: another hub's presence, sent after the refusal, is recorded.
+    const other = await connectOrClose(sentinelHub)
+    expect(other).toBe('connected')
+    const client = clients.at(-1) as MqttClient
+    await client.publishAsync(
+      `hubs/${sentinelHub.agent_id}/presence`,
+      JSON.stringify({ v: 1, online: true, session: 'sentinel' }),
+      { qos: 1 },
+    )
+    await expect.poll(() => full.cloud.storage.agents.findById(sentinelHub.agent_id)?.online).toBe(true)
+    expect(full.cloud.storage.agents.findById(hub.agent_id)?.online).toBe(false)
+    client.end(true)
   })
 
-  it('drops an authenticated hub that sends a packet over MQTT_MAX_PACKET_BYTES, not one under it', async () => {
+  it('drops an authenticated hub that sends a packet over MQTT_MAX_PACKET_BYTES, and never handles it', async () => {
     const client = await connectAsHub()
     const topic = `hubs/${hub.agent_id}/state`
     // Under the limit: the broker takes it (the cloud drops the invalid payload, not the connection).
     await client.publishAsync(topic, Buffer.alloc(60 * 1024, 0x20), { qos: 1 })
     expect(client.connected).toBe(true)
+    // Over it: a valid state of 120 printers (about 80 KiB).
+    const big = JSON.stringify(stateWith(120, 'big'))
+    expect(Buffer.byteLength(big)).toBeGreaterThan(64 * 1024)
     const closed = new Promise<void>((resolve) => client.once('close', () => resolve()))
-    client.publish(topic, Buffer.alloc(65 * 1024, 0x20), { qos: 1 })
+    client.publish(topic, big, { qos: 1 })
     await closed
+    // A sentinel: a small state after reconnecting. Once it is recorded, the big one would have been too.
+    const again = await connectAsHub()
+    await again.publishAsync(topic, JSON.stringify(stateWith(1, 'small')), { qos: 1 })
+    await expect.poll(() => full.cloud.storage.agents.findById(hub.agent_id)?.version).toBe('small')
+    expect(full.cloud.storage.printers.list(accountId, 100)?.data).toHaveLength(1)
+    again.end(true)
   })
 
   it('closes connections beyond MQTT_MAX_PENDING_CONNECTIONS at once; a hub connects once they are gone', async () => {

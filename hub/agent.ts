@@ -226,12 +226,17 @@ export class HubAgent {
       .catch((error: unknown) => this.#o.logger.debug({ err: error }, 'state not sent'))
   }
 
-  /** Idle printers are asked for their health now and then; busy ones report it before each job. */
+  /**
+   * Idle printers are asked for their health now and then; busy ones report it before each job. Each round
+   * ends with a state report even when nothing changed, so the cloud's `last_seen_at` and each printer's
+   * `health.checked_at` stay fresh and a live hub can be told from a dead one.
+   */
   #pollHealth(): void {
     const poll = async () => {
       for (const key of this.#registry.keys()) {
         if (!this.#stopped && !this.#workers.get(key)?.busy) await this.#registry.refresh(key).catch(() => {})
       }
+      this.#publishState()
       if (!this.#stopped) this.#poller = setTimeout(poll, this.#t.healthIntervalMs)
     }
     this.#poller = setTimeout(poll, 0)

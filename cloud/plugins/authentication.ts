@@ -82,9 +82,15 @@ export const authenticationPlugin = fp<{ storage: Storage }>(
   async (app, { storage }) => {
     app.decorateRequest('auth', null)
     app.decorateRequest('hub', null)
-    app.addHook('onRequest', async (request: FastifyRequest, _reply: FastifyReply) => {
+    app.addHook('onRequest', async (request: FastifyRequest, reply: FastifyReply) => {
       if (request.routeOptions.config.hubAuth) {
-        request.hub = authenticateHub(storage, request)
+        try {
+          request.hub = authenticateHub(storage, request)
+        } catch (error) {
+          // Hub routes are exempt from the address quota only for hubs (rate-limit.ts).
+          await app.addressQuota(request, reply)
+          throw error
+        }
         return
       }
       const required = request.routeOptions.config.scopes

@@ -35,6 +35,8 @@ export interface TokenFailureGuard {
 declare module 'fastify' {
   interface FastifyInstance {
     tokenFailures: TokenFailureGuard
+    /** Counts the request against its address's quota; 429 (scope ip) beyond it. */
+    addressQuota(request: FastifyRequest, reply: FastifyReply): Promise<void>
   }
   interface FastifyRequest {
     tokenClientId: string | null
@@ -105,8 +107,12 @@ export const rateLimitPlugin = fp<{ quotas: RateLimitQuotas }>(
     })
 
     app.decorateRequest('tokenClientId', null)
+    // A hub's requests count against its own quota once it is authenticated (below); a request on a hub
+    // route without a valid hub credential is counted by authentication.ts through addressQuota.
+    app.decorate('addressQuota', (request: FastifyRequest, reply: FastifyReply) =>
+      enforce(byIp, request, reply, 'ip'),
+    )
     app.addHook('onRequest', async (request, reply) => {
-      // A hub's requests count against its own quota once it is authenticated (below).
       if (!request.routeOptions.config.hubAuth) await enforce(byIp, request, reply, 'ip')
     })
     app.addHook('preParsing', async (request, reply) => {

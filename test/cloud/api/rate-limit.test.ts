@@ -284,6 +284,31 @@ describe('per-hub quota (agent API)', () => {
     await connection.body?.cancel()
   })
 
+  it('requests on hub routes without a valid hub credential count against the address quota', async () => {
+    const { cloud, base } = await start({ RATE_LIMIT_PER_IP: '2', RATE_LIMIT_WINDOW_SECONDS: '60' })
+    const shop = cloud.createAccount()
+    const hub = enrolledHub(cloud, shop.accountId)
+    const connection = (credential: string) =>
+      fetch(`${base}/agent-api/v1/connection`, { headers: bearer(credential) })
+    for (let i = 1; i <= 2; i++) {
+      const res = await connection('hub_not-a-credential')
+      expect(res.headers.get('x-ratelimit-remaining')).toBe(String(2 - i))
+      await expectFetchedError(res, 'hub_credential_invalid')
+    }
+    const limited = await connection('hub_not-a-credential')
+    expectRateLimitHeaders(headerOf(limited), 2, 'ip', 60)
+    await expectFetchedError(limited, 'rate_limited', {
+      scope: 'ip',
+      limit: 2,
+      retry_after_seconds: Number(limited.headers.get('retry-after')),
+    })
+    // The hub at the same address is counted by its own quota.
+    const own = await connection(hub.credential)
+    expect(own.status).toBe(200)
+    expect(own.headers.get('x-ratelimit-limit')).toBe('1200')
+    await own.body?.cancel()
+  })
+
   it('the 4th of 3 allowed requests of a hub gets 429 with scope hub; another hub is not affected', async () => {
     const { cloud, base } = await start({ RATE_LIMIT_PER_HUB: '3', RATE_LIMIT_WINDOW_SECONDS: '60' })
     const shop = cloud.createAccount()

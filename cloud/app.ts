@@ -46,6 +46,7 @@ export async function buildApp(deps: AppDependencies): Promise<FastifyInstance> 
       timeoutMs: config.inspectionTimeoutMs,
       maxConcurrent: config.inspectionMaxConcurrent,
       maxQueued: config.inspectionMaxQueued,
+      maxQueuedPerAccount: config.inspectionMaxQueuedPerAccount,
     })
   const app = Fastify({
     ...(deps.logger ? { loggerInstance: deps.logger } : { logger: false }),

@@ -30,6 +30,7 @@ export interface CloudConfig {
   inspectionTimeoutMs: number
   inspectionMaxConcurrent: number
   inspectionMaxQueued: number
+  inspectionMaxQueuedPerAccount: number
   rateLimitWindowSeconds: number
   rateLimitPerIp: number
   rateLimitPerAccount: number
@@ -150,6 +151,13 @@ export const SETTINGS: Record<keyof CloudConfig, Setting> = {
     default: () => '2',
   },
   inspectionMaxQueued: { env: 'INSPECTION_MAX_QUEUED', kind: 'int', min: 0, max: 10000, default: () => '32' },
+  inspectionMaxQueuedPerAccount: {
+    env: 'INSPECTION_MAX_QUEUED_PER_ACCOUNT',
+    kind: 'int',
+    min: 0,
+    max: 10000,
+    default: () => '8',
+  },
   rateLimitWindowSeconds: {
     env: 'RATE_LIMIT_WINDOW_SECONDS',
     kind: 'int',

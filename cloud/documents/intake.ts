@@ -69,7 +69,7 @@ export function createDocumentIntake({
         // Ghostscript reads a file: stage the bytes, inspect them, and keep them only if they pass.
         const staged = await blobs.stage(bytes)
         try {
-          await pdfInspector.inspect(staged.tempPath)
+          await pdfInspector.inspect(staged.tempPath, accountId)
           await blobs.keep(staged)
         } catch (error) {
           await blobs.discard(staged)

@@ -2,6 +2,7 @@ import { type ChildProcess, spawn } from 'node:child_process'
 import { open } from 'node:fs/promises'
 import { resolve } from 'node:path'
 import { ApiError } from '../errors.ts'
+import { FairQueue } from './fair-queue.ts'
 import { sniffDocument } from './sniff.ts'
 
 // PDF security inspection: Ghostscript interprets every page to the `nullpage` device (no raster kept) in a
@@ -19,12 +20,18 @@ import { sniffDocument } from './sniff.ts'
 // - Deadline, full queue or no Ghostscript: 503 inspection_unavailable with Retry-After. A document that
 //   misses the deadline is not judged invalid: the deadline is also missed under load, and a retry after
 //   Retry-After may succeed.
+// - Accounts share the workers fairly: each has its own queue of at most maxQueuedPerAccount (beyond it the
+//   account alone gets 503 queue_full, details.scope "account"), and a free worker takes the next PDF of the
+//   account served least recently. One account's flood waits behind itself, not in front of the others.
 // The worst-case wait is (⌈maxQueued / maxConcurrent⌉ + 1) × timeoutMs.
 
 export interface PdfInspectorOptions {
   timeoutMs: number
   maxConcurrent: number
+  /** Waiting inspections of all accounts together. */
   maxQueued: number
+  /** Waiting inspections of one account. */
+  maxQueuedPerAccount: number
   /** The Ghostscript program; `gs` on PATH by default. */
   gsPath?: string
 }
@@ -34,7 +41,8 @@ export interface PdfInspection {
 }
 
 export interface PdfInspector {
-  inspect(filePath: string): Promise<PdfInspection>
+  /** Inspects the PDF at `filePath`, in `accountId`'s turn. */
+  inspect(filePath: string, accountId: string): Promise<PdfInspection>
   /** Kills running inspections and refuses queued and later ones. */
   close(): void
 }
@@ -105,11 +113,15 @@ class GhostscriptReport {
   }
 }
 
-function unavailable(reason: string, retryAfterSeconds: number): ApiError {
+function unavailable(
+  reason: string,
+  retryAfterSeconds: number,
+  details: Record<string, unknown> = {},
+): ApiError {
   return new ApiError(
     'inspection_unavailable',
     'The document could not be inspected now; retry after the Retry-After delay.',
-    { reason },
+    { reason, ...details },
     { 'Retry-After': String(Math.max(1, Math.ceil(retryAfterSeconds))) },
   )
 }
@@ -158,11 +170,11 @@ async function assertPdfHeader(filePath: string): Promise<void> {
 }
 
 export function createPdfInspector(options: PdfInspectorOptions): PdfInspector {
-  const { timeoutMs, maxConcurrent, maxQueued } = options
+  const { timeoutMs, maxConcurrent, maxQueued, maxQueuedPerAccount } = options
   const gsPath = options.gsPath ?? 'gs'
   const retrySeconds = Math.max(1, Math.ceil(timeoutMs / 1000))
   const running = new Set<ChildProcess>()
-  const queue: { start: () => void; refuse: (error: ApiError) => void }[] = []
+  const queue = new FairQueue<{ start: () => void; refuse: (error: ApiError) => void }>()
   let active = 0
   let closed = false
 
@@ -232,20 +244,27 @@ export function createPdfInspector(options: PdfInspectorOptions): PdfInspector {
   }
 
   return {
-    inspect(filePath) {
+    inspect(filePath, accountId) {
       if (closed) return Promise.reject(unavailable('closed', retrySeconds))
       if (active < maxConcurrent) {
         active++
+        queue.markServed(accountId)
         return inspectNow(filePath)
       }
-      if (queue.length >= maxQueued) return Promise.reject(unavailable('queue_full', retrySeconds))
+      if (queue.sizeOf(accountId) >= maxQueuedPerAccount) {
+        return Promise.reject(unavailable('queue_full', retrySeconds, { scope: 'account' }))
+      }
+      if (queue.size >= maxQueued) return Promise.reject(unavailable('queue_full', retrySeconds))
       return new Promise<PdfInspection>((resolvePromise, reject) => {
-        queue.push({ start: () => inspectNow(filePath).then(resolvePromise, reject), refuse: reject })
+        queue.push(accountId, {
+          start: () => inspectNow(filePath).then(resolvePromise, reject),
+          refuse: reject,
+        })
       })
     },
     close() {
       closed = true
-      for (const waiting of queue.splice(0)) waiting.refuse(unavailable('closed', retrySeconds))
+      for (const waiting of queue.drain()) waiting.refuse(unavailable('closed', retrySeconds))
       for (const child of running) child.kill('SIGKILL')
     },
   }

@@ -12,6 +12,7 @@ describe('when document inspection cannot run', () => {
         timeoutMs: 5000,
         maxConcurrent: 1,
         maxQueued: 0,
+        maxQueuedPerAccount: 0,
         gsPath: '/nonexistent/gs',
       }),
     })

@@ -12,11 +12,18 @@ import { ghostscriptPdf, handWrittenPdf, slowPdf } from './pdf-fixtures.ts'
 
 // Real Ghostscript (Debian package `ghostscript`); every inspector made here is closed after its test.
 
+const ACCOUNT = 'account-a'
 let dir: string
 const inspectors: PdfInspector[] = []
 
 function inspector(options: Partial<Parameters<typeof createPdfInspector>[0]> = {}): PdfInspector {
-  const made = createPdfInspector({ timeoutMs: 10_000, maxConcurrent: 2, maxQueued: 4, ...options })
+  const made = createPdfInspector({
+    timeoutMs: 10_000,
+    maxConcurrent: 2,
+    maxQueued: 4,
+    maxQueuedPerAccount: 4,
+    ...options,
+  })
   inspectors.push(made)
   return made
 }
@@ -75,20 +82,20 @@ describe('PDF inspection with Ghostscript', () => {
     const one = await file('one.pdf', handWrittenPdf(['0 0 m 100 100 l S']))
     const three = await ghostscriptPdf(dir, 'three', 3)
     const started = performance.now()
-    expect(await inspector().inspect(one)).toEqual({ pages: 1 })
+    expect(await inspector().inspect(one, ACCOUNT)).toEqual({ pages: 1 })
     const elapsed = performance.now() - started
-    expect(await inspector().inspect(three)).toEqual({ pages: 3 })
+    expect(await inspector().inspect(three, ACCOUNT)).toEqual({ pages: 3 })
     console.info(`inspection of a 1-page PDF: ${elapsed.toFixed(0)} ms`)
   })
 
   it('opens a PDF that has only an owner password', async () => {
     const ownerOnly = await ghostscriptPdf(dir, 'owner-only', 1, ['-sOwnerPassword=o'])
-    expect(await inspector().inspect(ownerOnly)).toEqual({ pages: 1 })
+    expect(await inspector().inspect(ownerOnly, ACCOUNT)).toEqual({ pages: 1 })
   })
 
   it('refuses a PDF that needs a password with 422 pdf_encrypted', async () => {
     const encrypted = await ghostscriptPdf(dir, 'encrypted', 1, ['-sOwnerPassword=o', '-sUserPassword=u'])
-    const error = await refusal(inspector().inspect(encrypted))
+    const error = await refusal(inspector().inspect(encrypted, ACCOUNT))
     expect([error.status, error.code]).toEqual([422, 'pdf_encrypted'])
   })
 
@@ -118,20 +125,20 @@ describe('PDF inspection with Ghostscript', () => {
   ])('refuses a PDF with %s as 422 pdf_invalid', async (name, damage, reason) => {
     const pdf = await readFile(await ghostscriptPdf(dir, 'base', 3))
     const path = await file(`${name.replace(/\W+/g, '-')}.pdf`, damage(pdf))
-    const error = await refusal(inspector().inspect(path))
+    const error = await refusal(inspector().inspect(path, ACCOUNT))
     expect([error.status, error.code, error.details?.reason]).toEqual([422, 'pdf_invalid', reason])
   })
 
   it('refuses PostScript that carries a PDF header before running Ghostscript', async () => {
     const path = await file('fake.pdf', Buffer.from('%!PS\n%PDF-1.4\n(hi) print showpage\n'))
-    const error = await refusal(inspector().inspect(path))
+    const error = await refusal(inspector().inspect(path, ACCOUNT))
     expect([error.code, error.details?.reason]).toEqual(['pdf_invalid', 'not_a_pdf'])
   })
 
   it('kills Ghostscript at the deadline and answers 503 with Retry-After', async () => {
     const slow = await file('slow.pdf', slowPdf())
     const started = performance.now()
-    const error = await refusal(inspector({ timeoutMs: 300 }).inspect(slow))
+    const error = await refusal(inspector({ timeoutMs: 300 }).inspect(slow, ACCOUNT))
     expect(performance.now() - started).toBeLessThan(3000)
     expect([error.status, error.code, error.details?.reason]).toEqual([
       503,
@@ -143,7 +150,7 @@ describe('PDF inspection with Ghostscript', () => {
 
   it('answers 503 with Retry-After when timeoutMs is 1', async () => {
     const one = await file('quick.pdf', handWrittenPdf(['0 0 m 1 1 l S']))
-    const error = await refusal(inspector({ timeoutMs: 1 }).inspect(one))
+    const error = await refusal(inspector({ timeoutMs: 1 }).inspect(one, ACCOUNT))
     expect([error.status, error.details?.reason, error.headers['Retry-After']]).toEqual([503, 'timeout', '1'])
   })
 
@@ -151,9 +158,9 @@ describe('PDF inspection with Ghostscript', () => {
     const slow = await file('slow-queue.pdf', slowPdf())
     const quick = await file('quick-queue.pdf', handWrittenPdf(['0 0 m 1 1 l S']))
     const busy = inspector({ timeoutMs: 1500, maxConcurrent: 1, maxQueued: 1 })
-    const running = refusal(busy.inspect(slow))
-    const queued = busy.inspect(quick)
-    const error = await refusal(busy.inspect(quick))
+    const running = refusal(busy.inspect(slow, ACCOUNT))
+    const queued = busy.inspect(quick, ACCOUNT)
+    const error = await refusal(busy.inspect(quick, ACCOUNT))
     expect([error.status, error.code, error.details?.reason]).toEqual([
       503,
       'inspection_unavailable',
@@ -166,7 +173,7 @@ describe('PDF inspection with Ghostscript', () => {
 
   it('answers 503 ghostscript_unavailable when Ghostscript cannot be started', async () => {
     const one = await file('nogs.pdf', handWrittenPdf(['0 0 m 1 1 l S']))
-    const error = await refusal(inspector({ gsPath: join(dir, 'no-such-gs') }).inspect(one))
+    const error = await refusal(inspector({ gsPath: join(dir, 'no-such-gs') }).inspect(one, ACCOUNT))
     expect([error.status, error.details?.reason]).toEqual([503, 'ghostscript_unavailable'])
     expect(Number(error.headers['Retry-After'])).toBeGreaterThanOrEqual(1)
   })
@@ -174,12 +181,67 @@ describe('PDF inspection with Ghostscript', () => {
   it('close() kills running inspections and refuses queued ones', async () => {
     const slow = await file('slow-close.pdf', slowPdf())
     const closing = inspector({ maxConcurrent: 1, maxQueued: 2 })
-    const running = refusal(closing.inspect(slow))
-    const queued = refusal(closing.inspect(slow))
+    const running = refusal(closing.inspect(slow, ACCOUNT))
+    const queued = refusal(closing.inspect(slow, ACCOUNT))
     await new Promise((done) => setTimeout(done, 100))
     closing.close()
     expect((await running).details?.reason).toBe('closed')
     expect((await queued).details?.reason).toBe('closed')
-    expect((await refusal(closing.inspect(slow))).status).toBe(503)
+    expect((await refusal(closing.inspect(slow, ACCOUNT))).status).toBe(503)
+  })
+
+  it('gives each account its turn: one account flooding the queue does not hold back another account', async () => {
+    const pdf = await file('fair.pdf', handWrittenPdf(['0 0 m 1 1 l S']))
+    const fair = inspector({ maxConcurrent: 1, maxQueued: 32, maxQueuedPerAccount: 8 })
+    const finished: string[] = []
+    const inspect = (account: string, name: string) =>
+      fair.inspect(pdf, account).then((result) => {
+        finished.push(name)
+        return result
+      })
+    // Queued synchronously: A's first starts at once, A's next five wait, then B's one arrives.
+    const all = [
+      ...['a1', 'a2', 'a3', 'a4', 'a5', 'a6'].map((name) => inspect('account-a', name)),
+      inspect('account-b', 'b1'),
+    ]
+    expect(await Promise.all(all)).toEqual(Array(7).fill({ pages: 1 }))
+    expect(finished).toEqual(['a1', 'b1', 'a2', 'a3', 'a4', 'a5', 'a6'])
+  })
+
+  it('alternates between accounts that both have work waiting', async () => {
+    const pdf = await file('alternate.pdf', handWrittenPdf(['0 0 m 1 1 l S']))
+    const fair = inspector({ maxConcurrent: 1, maxQueued: 32, maxQueuedPerAccount: 8 })
+    const finished: string[] = []
+    const inspect = (account: string, name: string) =>
+      fair.inspect(pdf, account).then(() => finished.push(name))
+    await Promise.all([
+      inspect('account-a', 'a1'),
+      inspect('account-a', 'a2'),
+      inspect('account-a', 'a3'),
+      inspect('account-b', 'b1'),
+      inspect('account-b', 'b2'),
+      inspect('account-c', 'c1'),
+    ])
+    expect(finished).toEqual(['a1', 'b1', 'c1', 'a2', 'b2', 'a3'])
+  })
+
+  it("answers 503 queue_full (scope account) to the account past its own cap, and still queues another account's PDF", async () => {
+    const pdf = await file('capped.pdf', handWrittenPdf(['0 0 m 1 1 l S']))
+    const capped = inspector({ maxConcurrent: 1, maxQueued: 32, maxQueuedPerAccount: 2 })
+    const accepted = [
+      capped.inspect(pdf, 'account-a'), // runs
+      capped.inspect(pdf, 'account-a'), // waits
+      capped.inspect(pdf, 'account-a'), // waits
+    ]
+    const error = await refusal(capped.inspect(pdf, 'account-a'))
+    expect([error.status, error.code, error.details]).toEqual([
+      503,
+      'inspection_unavailable',
+      { reason: 'queue_full', scope: 'account' },
+    ])
+    expect(error.headers['Retry-After']).toBe('10')
+    const other = capped.inspect(pdf, 'account-b')
+    expect(await other).toEqual({ pages: 1 })
+    expect(await Promise.all(accepted)).toEqual(Array(3).fill({ pages: 1 }))
   })
 })

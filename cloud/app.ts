@@ -28,7 +28,7 @@ export interface AppDependencies {
   /** Built from the configuration unless given (tests pass one with a broken Ghostscript path). */
   pdfInspector?: PdfInspector
   /** Seams for tests (resolver, connector, CA); the address checks of the URL fetcher always run. */
-  fetchSeams?: Pick<SafeFetchOptions, 'resolve' | 'connect' | 'tlsCa'>
+  fetchSeams?: Pick<SafeFetchOptions, 'resolve' | 'connect' | 'tlsCa' | 'dnsServers'>
   /** Told of created and cancelled jobs (the dispatcher); nothing by default. */
   jobEvents?: JobEvents
   /** A pino logger; none in tests. */
@@ -117,6 +117,8 @@ export async function buildApp(deps: AppDependencies): Promise<FastifyInstance> 
     connectTimeoutMs: config.fetchConnectTimeoutMs,
     totalTimeoutMs: config.fetchTotalTimeoutMs,
     maxRedirects: config.fetchMaxRedirects,
+    dnsTimeoutMs: config.dnsTimeoutMs,
+    dnsTries: config.dnsTries,
     ...deps.fetchSeams,
   }
 

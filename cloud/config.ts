@@ -27,6 +27,8 @@ export interface CloudConfig {
   fetchConnectTimeoutMs: number
   fetchTotalTimeoutMs: number
   fetchMaxRedirects: number
+  dnsTimeoutMs: number
+  dnsTries: number
   inspectionTimeoutMs: number
   inspectionMaxConcurrent: number
   inspectionMaxQueued: number
@@ -136,6 +138,8 @@ export const SETTINGS: Record<keyof CloudConfig, Setting> = {
     default: () => '30000',
   },
   fetchMaxRedirects: { env: 'FETCH_MAX_REDIRECTS', kind: 'int', min: 0, max: 10, default: () => '3' },
+  dnsTimeoutMs: { env: 'DNS_TIMEOUT_MS', kind: 'int', min: 50, max: 30000, default: () => '2000' },
+  dnsTries: { env: 'DNS_TRIES', kind: 'int', min: 1, max: 5, default: () => '2' },
   inspectionTimeoutMs: {
     env: 'INSPECTION_TIMEOUT_MS',
     kind: 'int',

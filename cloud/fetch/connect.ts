@@ -1,8 +1,8 @@
-import { promises as dns } from 'node:dns'
 import { isIP } from 'node:net'
 import { checkServerIdentity, rootCertificates, type TLSSocket, connect as tlsConnect } from 'node:tls'
 import { isApiError } from '../errors.ts'
 import { abortable, deadline } from './abortable.ts'
+import { resolveHostAddresses } from './dns-resolver.ts'
 import { errorCode, fetchFailed, socketFailed, tlsFailed } from './failures.ts'
 import { assertPublicAddress } from './ip-policy.ts'
 import type { SafeFetchOptions } from './safe-fetch.ts'
@@ -14,7 +14,13 @@ export interface ConnectTarget {
   servername: string
 }
 
-export type ConnectOptions = Pick<SafeFetchOptions, 'connectTimeoutMs' | 'resolve' | 'connect' | 'tlsCa'>
+export type ConnectOptions = Pick<
+  SafeFetchOptions,
+  'connectTimeoutMs' | 'dnsTimeoutMs' | 'dnsTries' | 'dnsServers' | 'resolve' | 'connect' | 'tlsCa'
+>
+
+const DEFAULT_DNS_TIMEOUT_MS = 2000
+const DEFAULT_DNS_TRIES = 2
 
 /** The default connector: TLS to the checked address, SNI and identity check against the URL's host. */
 export function connectTls(target: ConnectTarget, ca?: string | Buffer): TLSSocket {
@@ -72,7 +78,12 @@ function openSocket(connect: (target: ConnectTarget) => TLSSocket, target: Conne
 }
 
 async function lookup(hostname: string, options: ConnectOptions, signal: AbortSignal): Promise<string[]> {
-  const resolve = options.resolve ?? defaultResolve
+  const dns = {
+    timeoutMs: options.dnsTimeoutMs ?? DEFAULT_DNS_TIMEOUT_MS,
+    tries: options.dnsTries ?? DEFAULT_DNS_TRIES,
+    servers: options.dnsServers,
+  }
+  const resolve = options.resolve ?? ((name: string) => resolveHostAddresses(name, dns, signal))
   let addresses: string[]
   try {
     addresses = await abortable<string[]>(
@@ -86,11 +97,6 @@ async function lookup(hostname: string, options: ConnectOptions, signal: AbortSi
   }
   if (addresses.length === 0) throw fetchFailed('dns_lookup_failed', 'The document host name has no address.')
   return addresses
-}
-
-async function defaultResolve(hostname: string): Promise<string[]> {
-  const results = await dns.lookup(hostname, { all: true, verbatim: true })
-  return results.map((result) => result.address)
 }
 
 function handshake(socket: TLSSocket, servername: string, signal: AbortSignal): Promise<TLSSocket> {

@@ -18,7 +18,13 @@ export interface SafeFetchOptions {
   /** The whole fetch: every redirect hop and the body. */
   totalTimeoutMs: number
   maxRedirects: number
-  /** Test seam; defaults to `dns.promises.lookup(host, { all: true, verbatim: true })`. */
+  /** Each DNS query's first-try timeout (DNS_TIMEOUT_MS); 2000 by default. */
+  dnsTimeoutMs?: number
+  /** Tries per name server (DNS_TRIES); 2 by default. */
+  dnsTries?: number
+  /** Test seam: the name servers to ask (`address:port`); the system's by default. */
+  dnsServers?: string[]
+  /** Test seam replacing DNS altogether; defaults to A and AAAA queries (`resolveHostAddresses`). */
   resolve?: (hostname: string) => Promise<string[]>
   /** Test seam; defaults to `connectTls`. Called only with an address the policy has accepted. */
   connect?: (target: ConnectTarget) => TLSSocket

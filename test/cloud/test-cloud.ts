@@ -72,7 +72,7 @@ export interface TestCloud {
 export interface TestCloudOptions {
   env?: Record<string, string>
   pdfInspector?: PdfInspector
-  fetchSeams?: Pick<SafeFetchOptions, 'resolve' | 'connect' | 'tlsCa'>
+  fetchSeams?: Pick<SafeFetchOptions, 'resolve' | 'connect' | 'tlsCa' | 'dnsServers'>
 }
 
 /** A cloud app on a fresh SQLite file in a temp dir, with quotas high enough not to get in a test's way. */

@@ -1,6 +1,6 @@
 import { type Static, type TSchema, Type } from 'typebox'
 import { DocumentFormat, RawLanguage } from './enums.ts'
-import { PrintOptions } from './print-job.ts'
+import { PrintOptions, WaitingReason } from './print-job.ts'
 import { PrinterCapabilities } from './printer.ts'
 import { PrinterHealth } from './printer-health.ts'
 
@@ -103,6 +103,18 @@ export const JobStatus = Type.Object({
 export type JobStatus = Static<typeof JobStatus>
 
 /**
+ * hub → cloud: why a job it holds is not printing yet (the printer cannot be reached, or needs paper, ...),
+ * sent when the reason changes; null when it no longer waits. Starting or ending the job clears it too.
+ */
+export const JobWaiting = Type.Object({
+  v: V,
+  print_job_id: Uuid,
+  reason: Type.Union([WaitingReason, Type.Null()]),
+  at: DateTime,
+})
+export type JobWaiting = Static<typeof JobWaiting>
+
+/**
  * cloud → hub: commands. `cancel_job` asks the hub to drop a job it has not started (docs/job-lifecycle.md):
  * it answers with the job's status, `cancelled` (or `failed` with `expired` when `reason` is `expired`) if it
  * dropped it, or `printing`/`printed`/`failed` if it had started. A job it never received is remembered as
@@ -125,6 +137,7 @@ export const HUB_TOPICS = {
   presence: { from: 'hub', schema: HubPresence },
   'job-ack': { from: 'hub', schema: JobAck },
   'job-status': { from: 'hub', schema: JobStatus },
+  'job-waiting': { from: 'hub', schema: JobWaiting },
   'job-offer': { from: 'cloud', schema: JobOffer },
   command: { from: 'cloud', schema: HubCommand },
 } as const satisfies Record<string, { from: 'hub' | 'cloud'; schema: TSchema }>

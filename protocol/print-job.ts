@@ -9,6 +9,7 @@ import {
   RawLanguage,
   ScaleMode,
 } from './enums.ts'
+import { BLOCKING_HEALTH_STATES } from './printer-health.ts'
 
 const Uuid = Type.String({ format: 'uuid' })
 const DateTime = Type.String({ format: 'date-time' })
@@ -94,6 +95,14 @@ export const CreatePrintJobFromBase64Body = Type.Object(
 )
 export type CreatePrintJobFromBase64Body = Static<typeof CreatePrintJobFromBase64Body>
 
+/**
+ * Why a job that has not started printing is waiting (an additive field within v1): its hub reported that
+ * the printer cannot be reached or needs a person (paper, cover, jam, paused). Null otherwise.
+ */
+export const WAITING_REASONS = ['printer_unreachable', ...BLOCKING_HEALTH_STATES] as const
+export const WaitingReason = Type.Enum(WAITING_REASONS)
+export type WaitingReason = Static<typeof WaitingReason>
+
 /** Spec: Resources → Print job. Every field is always present; nullable ones as null. */
 export const PrintJob = Type.Object(
   {
@@ -124,6 +133,10 @@ export const PrintJob = Type.Object(
     started_at: Nullable(DateTime),
     completed_at: Nullable(DateTime),
     failure_reason: Nullable(Type.String()),
+    waiting_reason: Type.Union([WaitingReason, Type.Null()], {
+      description:
+        'Additive: why a pending or reserved job is not printing yet, as its hub reported it; null otherwise.',
+    }),
   },
   { title: 'PrintJob', additionalProperties: false },
 )

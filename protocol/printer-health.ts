@@ -21,12 +21,15 @@ export const HEALTH_STATES = [
 export type HealthState = (typeof HEALTH_STATES)[number]
 
 /** States in which a job must wait (and finally fail) rather than be sent. */
-export const BLOCKING_HEALTH_STATES: readonly HealthState[] = [
+export const BLOCKING_HEALTH_STATES = [
   'paper_out',
   'cover_open',
   'paper_jam',
   'paused',
-]
+] as const satisfies readonly HealthState[]
+export type BlockingHealthState = (typeof BLOCKING_HEALTH_STATES)[number]
+export const isBlocking = (state: HealthState): state is BlockingHealthState =>
+  (BLOCKING_HEALTH_STATES as readonly HealthState[]).includes(state)
 
 export const PrinterHealth = Type.Object(
   {

@@ -68,6 +68,11 @@ export class Dispatcher {
     await bus.subscribe('job-ack', (agentId, a) =>
       this.#retry.run('job-ack', agentId, null, a, () => this.#ack(agentId, a)),
     )
+    await bus.subscribe('job-waiting', (agentId, w) =>
+      this.#retry.run('job-waiting', agentId, `${agentId}/waiting/${w.print_job_id}`, w, () =>
+        this.#waiting(agentId, w),
+      ),
+    )
     await bus.subscribe('job-status', (agentId, s) =>
       this.#retry.run('job-status', agentId, null, s, () => this.#status(agentId, s)),
     )
@@ -225,6 +230,12 @@ export class Dispatcher {
       await this.#askToDrop(agentId, job.print_job_id, job.cancel_reason ?? 'cancelled')
     else if (job.status === 'cancelled' || job.status === 'failed')
       await this.#askToDrop(agentId, job.print_job_id, job.status === 'failed' ? 'expired' : 'cancelled')
+  }
+
+  #waiting(agentId: string, report: HubPayload<'job-waiting'>): void {
+    const job = this.#o.storage.printJobs.dispatchable(report.print_job_id)
+    if (!job || job.agent_id !== agentId) return
+    this.#lifecycle.apply(job.print_job_id, 'wait', { waiting_reason: report.reason })
   }
 
   #status(agentId: string, report: HubPayload<'job-status'>): void {

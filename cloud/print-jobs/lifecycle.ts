@@ -31,6 +31,8 @@ export const JOB_RULES = {
   start: { from: UNSTARTED, to: 'printing' },
   print: { from: UNFINISHED, to: 'printed' },
   fail: { from: UNFINISHED, to: 'failed' },
+  /** The hub says why the job is not printing yet (or that it no longer waits). */
+  wait: { from: UNSTARTED },
   /** A cancel of a job its hub may hold: recorded, then confirmed (or refused) by the hub. */
   requestCancel: { from: UNSTARTED },
   /** The hub dropped the job before any byte of it reached the printer. */

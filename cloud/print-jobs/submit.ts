@@ -70,6 +70,7 @@ export function createPrintJobSubmitter(
         started_at: null,
         completed_at: null,
         failure_reason: null,
+        waiting_reason: null,
       }
       let inserted: boolean
       try {

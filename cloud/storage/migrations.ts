@@ -188,4 +188,9 @@ export const MIGRATIONS: readonly Migration[] = [
       CREATE INDEX agents_by_revocation ON agents(revoked_at) WHERE revoked_at IS NOT NULL;
     `,
   },
+  {
+    version: 8,
+    name: 'why a job waits',
+    sql: 'ALTER TABLE print_jobs ADD COLUMN waiting_reason TEXT;',
+  },
 ]

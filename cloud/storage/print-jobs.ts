@@ -26,6 +26,8 @@ export interface StatusChange {
   offered_at?: string
   cancel_requested_at?: string
   cancel_reason?: string
+  /** Replaces the job's waiting reason (null clears it); a job that leaves pending and reserved has none. */
+  waiting_reason?: string | null
 }
 
 /** A rule of cloud/print-jobs/lifecycle.ts, as storage applies it. */
@@ -90,6 +92,7 @@ interface JobRow {
   started_at: string | null
   completed_at: string | null
   failure_reason: string | null
+  waiting_reason: PrintJob['waiting_reason']
   mime_type: string
   format: PrintJob['document_format']
   raw_language: PrintJob['document_raw_language']
@@ -113,6 +116,7 @@ const toJob = (row: JobRow): PrintJob => {
     started_at: row.started_at,
     completed_at: row.completed_at,
     failure_reason: row.failure_reason,
+    waiting_reason: row.waiting_reason,
   }
 }
 
@@ -203,7 +207,9 @@ export function createPrintJobRepository(db: SqliteDatabase): PrintJobRepository
        started_at = coalesce(started_at, @started_at), completed_at = coalesce(completed_at, @completed_at),
        failure_reason = coalesce(failure_reason, @failure_reason), offered_at = coalesce(offered_at, @offered_at),
        cancel_requested_at = coalesce(cancel_requested_at, @cancel_requested_at),
-       cancel_reason = coalesce(cancel_reason, @cancel_reason)
+       cancel_reason = coalesce(cancel_reason, @cancel_reason),
+       waiting_reason = CASE WHEN @to NOT IN ('pending', 'reserved') THEN NULL
+         WHEN @set_waiting = 1 THEN @waiting_reason ELSE waiting_reason END
      WHERE print_job_id = @id AND status = @from AND CASE @when
        WHEN 'never_offered' THEN offered_at IS NULL
        WHEN 'cancel_requested' THEN cancel_requested_at IS NOT NULL
@@ -226,6 +232,8 @@ export function createPrintJobRepository(db: SqliteDatabase): PrintJobRepository
         offered_at: change.offered_at ?? null,
         cancel_requested_at: change.cancel_requested_at ?? null,
         cancel_reason: change.cancel_reason ?? null,
+        set_waiting: change.waiting_reason === undefined ? 0 : 1,
+        waiting_reason: change.waiting_reason ?? null,
       }).changes === 1
     )
   })

@@ -1,7 +1,8 @@
 import { open } from 'node:fs/promises'
 import type { Logger } from 'pino'
 import type { FailureReason } from '../../protocol/hub-messages.ts'
-import { BLOCKING_HEALTH_STATES, type HealthState } from '../../protocol/printer-health.ts'
+import type { WaitingReason } from '../../protocol/print-job.ts'
+import { type HealthState, isBlocking } from '../../protocol/printer-health.ts'
 import { CloudError } from '../cloud/cloud-client.ts'
 import type { PrinterRegistry } from '../printers/registry.ts'
 import { readHealth } from '../status/index.ts'
@@ -185,6 +186,13 @@ export class PrinterWorker {
       return null
     }
     const started = Date.now()
+    let told: WaitingReason | null = null
+    /** Tells the cloud why the job waits, once per change of reason. */
+    const waitFor = (reason: WaitingReason) => {
+      if (reason === told) return
+      told = reason
+      if (this.#o.spool.waiting(job.print_job_id, reason)) this.#o.flush()
+    }
     for (;;) {
       const transport = registry.transportFor(this.#key)
       let health: Awaited<ReturnType<typeof readHealth>>
@@ -194,7 +202,8 @@ export class PrinterWorker {
       } catch (error) {
         health = {
           state: 'offline',
-          reasons: [String((error as Error).message)],
+          // Bounded as the protocol's PrinterHealth is: an over-long reason would void the whole state report.
+          reasons: [String((error as Error).message).slice(0, 200)],
           checked_at: new Date().toISOString(),
         }
       }
@@ -202,12 +211,14 @@ export class PrinterWorker {
       const waiting = Date.now() - started
       if (health.state === 'offline') {
         await transport.close()
+        waitFor('printer_unreachable')
         if (waiting >= unreachableTimeoutMs) {
           this.#fail(job, 'printer_unreachable', health.reasons.join(', '))
           return null
         }
-      } else if (BLOCKING_HEALTH_STATES.includes(health.state)) {
+      } else if (isBlocking(health.state)) {
         await transport.close()
+        waitFor(health.state)
         if (waiting >= paperWaitTimeoutMs) {
           this.#fail(job, WAIT_REASON[health.state] ?? 'printer_error', health.reasons.join(', '))
           return null

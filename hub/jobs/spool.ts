@@ -1,6 +1,7 @@
 import Database from 'better-sqlite3'
 import type { FailureReason, HubPayload, JobOffer } from '../../protocol/hub-messages.ts'
 import { PROTOCOL_VERSION } from '../../protocol/hub-messages.ts'
+import type { WaitingReason } from '../../protocol/print-job.ts'
 
 /**
  * The hub's spool (DESIGN: never lose, never double): every job offer and every message for the cloud is in
@@ -20,7 +21,7 @@ export interface SpooledJob {
 /** Why the cloud asked the hub to drop a job (protocol: `cancel_job`). */
 export type DropReason = 'cancelled' | 'expired'
 
-export type OutboxTopic = 'job-ack' | 'job-status'
+export type OutboxTopic = 'job-ack' | 'job-status' | 'job-waiting'
 export interface OutboxMessage<T extends OutboxTopic = OutboxTopic> {
   seq: number
   topic: T
@@ -230,6 +231,22 @@ export class Spool {
       failure_reason: reason,
       ...(detail !== undefined && { detail: detail.slice(0, 500) }),
     })
+
+  /** Why a queued job is not printing yet, for the cloud (sent in order with its other reports). */
+  waiting(printJobId: string, reason: WaitingReason, now = new Date()): boolean {
+    return this.#db
+      .transaction(() => {
+        if (this.#s.find.get(printJobId)?.state !== 'queued') return false
+        this.#push('job-waiting', {
+          v: PROTOCOL_VERSION,
+          print_job_id: printJobId,
+          reason,
+          at: now.toISOString(),
+        })
+        return true
+      })
+      .immediate()
+  }
 
   /** At start-up: a job left `printing` by a crash may have reached paper; fail it, never reprint it. */
   recoverInterrupted(now = new Date()): string[] {

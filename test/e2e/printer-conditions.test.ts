@@ -72,8 +72,17 @@ describe('printer conditions, through real processes', { timeout: 120_000 }, () 
     receipt.clear()
     receipt.setCondition({ paperOut: true })
     const job = await api.printRaw(ids.Receipt!, RECEIPT, 'escpos')
+    // While it waits, the job says why (issue 7.6: an additive field).
+    await expect
+      .poll(async () => (await api.job(job.print_job_id)).waiting_reason, { timeout: 10_000, interval: 25 })
+      .toBe('paper_out')
     const done = await api.waitForJob(job.print_job_id, ['failed', 'printed'])
-    expect(done).toMatchObject({ status: 'failed', failure_reason: 'printer_paper_out', started_at: null })
+    expect(done).toMatchObject({
+      status: 'failed',
+      failure_reason: 'printer_paper_out',
+      started_at: null,
+      waiting_reason: null,
+    })
     expect(receipt.received().length).toBe(0)
     receipt.setCondition({ paperOut: false })
   })
@@ -90,8 +99,15 @@ describe('printer conditions, through real processes', { timeout: 120_000 }, () 
 
   it('fails with printer_unreachable when nothing answers at the printer address', async () => {
     const job = await api.printRaw(ids.Gone!, RECEIPT, 'escpos')
+    await expect
+      .poll(async () => (await api.job(job.print_job_id)).waiting_reason, { timeout: 10_000, interval: 25 })
+      .toBe('printer_unreachable')
     const done = await api.waitForJob(job.print_job_id, ['failed', 'printed'])
-    expect(done).toMatchObject({ status: 'failed', failure_reason: 'printer_unreachable' })
+    expect(done).toMatchObject({
+      status: 'failed',
+      failure_reason: 'printer_unreachable',
+      waiting_reason: null,
+    })
   })
 
   it('drops a reserved job that is cancelled before it prints', async () => {

@@ -20,6 +20,8 @@ interface OpenApiDocument {
 }
 
 /** The spec's print job fields (Resources → Print job), each always present. */
+/** Why a job waits (issue 7.6), additive within v1. */
+const ADDITIVE_PRINT_JOB_FIELDS = ['waiting_reason']
 const PRINT_JOB_FIELDS = [
   'print_job_id',
   'document_id',
@@ -156,8 +158,10 @@ describe('GET /openapi.json', () => {
     const schema = operation(path, method).responses[code]?.content?.['application/json']?.schema
     expect(schema, `${method} ${path} ${code} schema`).toBeDefined()
     const job = resolve(schema!)
-    expect([...((job.required as string[]) ?? [])].sort()).toEqual([...PRINT_JOB_FIELDS].sort())
-    expect(Object.keys(job.properties as Json).sort()).toEqual([...PRINT_JOB_FIELDS].sort())
+    // The spec's fields, plus the additive ones this service documents (spec: Versioning).
+    const fields = [...PRINT_JOB_FIELDS, ...ADDITIVE_PRINT_JOB_FIELDS].sort()
+    expect([...((job.required as string[]) ?? [])].sort()).toEqual(fields)
+    expect(Object.keys(job.properties as Json).sort()).toEqual(fields)
   })
 
   it.each(CREATE_OPERATIONS)('%s (%s): the request body carries the bounds of the Limits table', (path) => {

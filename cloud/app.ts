@@ -6,6 +6,7 @@ import { createPdfInspector, type PdfInspector } from './documents/pdf-inspectio
 import { ApiError } from './errors.ts'
 import type { SafeFetchOptions } from './fetch/safe-fetch.ts'
 import { authenticationPlugin } from './plugins/authentication.ts'
+import { bodyBudgetPlugin } from './plugins/body-budget.ts'
 import { errorHandlerPlugin, sendError, toApiError } from './plugins/error-handler.ts'
 import { idempotencyPlugin } from './plugins/idempotency.ts'
 import { openapiPlugin } from './plugins/openapi.ts'
@@ -97,6 +98,10 @@ export async function buildApp(deps: AppDependencies): Promise<FastifyInstance> 
     },
   })
   await app.register(authenticationPlugin, { storage })
+  await app.register(bodyBudgetPlugin, {
+    maxBytesInFlight: config.maxBodyBytesInFlight,
+    multipartReserveBytes: config.maxDocumentBytes,
+  })
   await app.register(idempotencyPlugin, { storage, ttlHours: config.idempotencyTtlHours })
   await app.register(openapiPlugin, { publicUrl: config.publicUrl })
   await app.register(multipart)

@@ -16,6 +16,7 @@ export interface CloudConfig {
   /** RFC 6749 §5.1 `expires_in` of access tokens. */
   accessTokenTtlSeconds: number
   maxDocumentBytes: number
+  maxBodyBytesInFlight: number
   /** Bytes of an account's documents kept at once (not yet purged); a document beyond it is refused. */
   accountStorageQuotaBytes: number
   /** Hours a document is kept after its last job finished (or after upload, if it never had one). */
@@ -114,6 +115,13 @@ export const SETTINGS: Record<keyof CloudConfig, Setting> = {
     min: 1,
     max: 86400,
     default: () => '300',
+  },
+  maxBodyBytesInFlight: {
+    env: 'MAX_BODY_BYTES_IN_FLIGHT',
+    kind: 'int',
+    min: 64 * 1024,
+    max: 64 * 1024 * MiB,
+    default: () => `${256 * MiB}`,
   },
   printQueueCapacity: { env: 'PRINT_QUEUE_CAPACITY', kind: 'int', min: 1, max: 1e7, default: () => '1000' },
   idempotencyTtlHours: {

@@ -192,6 +192,12 @@ export const ERROR_CODES = {
     error: 'service_unavailable',
     description: 'Document security inspection could not run now; retry after Retry-After seconds.',
   },
+  request_bodies_busy: {
+    status: 503,
+    error: 'service_unavailable',
+    description:
+      'The service is receiving as many request body bytes as it takes at once (MAX_BODY_BYTES_IN_FLIGHT); retry after Retry-After seconds.',
+  },
 } as const satisfies Record<string, CatalogueEntry>
 
 export type ErrorCode = keyof typeof ERROR_CODES

@@ -28,6 +28,8 @@ import {
 // endpoint (npm test keeps it short); a failure prints fast-check's seed and the shrunk request.
 
 const RUNS = Number(process.env.PROPERTY_RUNS ?? 120)
+/** Generous: about 13 endpoints × RUNS requests, a few of them many MiB. */
+const TIMEOUT_MS = 60_000 + RUNS * 400
 
 interface Operation {
   method: string
@@ -302,43 +304,51 @@ describe('no input produces a 5xx, at any endpoint', () => {
       })
   }
 
-  it('answers every generated request to every endpoint with a 4xx error body or a documented 2xx', async () => {
-    for (const op of operations) {
-      await fc.assert(
-        fc.asyncProperty(requestsFor(op), async (request) => {
-          const res = await cloud.app.inject({
-            method: request.method as 'GET',
-            url: request.url,
-            headers: request.headers,
-            ...(request.payload !== undefined && { payload: request.payload }),
-          })
-          expectSpecAnswer(res, op)
-        }),
-        { numRuns: RUNS, verbose: 1 },
-      )
-    }
-  })
+  it(
+    'answers every generated request to every endpoint with a 4xx error body or a documented 2xx',
+    async () => {
+      for (const op of operations) {
+        await fc.assert(
+          fc.asyncProperty(requestsFor(op), async (request) => {
+            const res = await cloud.app.inject({
+              method: request.method as 'GET',
+              url: request.url,
+              headers: request.headers,
+              ...(request.payload !== undefined && { payload: request.payload }),
+            })
+            expectSpecAnswer(res, op)
+          }),
+          { numRuns: RUNS, verbose: 1 },
+        )
+      }
+    },
+    TIMEOUT_MS,
+  )
 
-  it('answers random bytes with any Content-Type at every endpoint without a 5xx', async () => {
-    const bytes = fc.oneof(
-      fc.uint8Array({ maxLength: 512 }).map((b) => Buffer.from(b)),
-      fc.integer({ min: 1, max: 64 }).map((n) => randomBytes(n * 1024)),
-    )
-    for (const op of operations) {
-      await fc.assert(
-        fc.asyncProperty(bytes, contentTypeVariants(), async (payload, contentType) => {
-          const type = contentType === null ? 'application/json' : contentType
-          const url = op.path.replace(/\{[^}]+\}/g, pool.jobs[0] ?? 'x')
-          const res = await cloud.app.inject({
-            method: op.method as 'POST',
-            url,
-            headers: { ...bearer(account.token()), ...(type !== undefined && { 'content-type': type }) },
-            payload,
-          })
-          expectSpecAnswer(res, op)
-        }),
-        { numRuns: Math.ceil(RUNS / 3) },
+  it(
+    'answers random bytes with any Content-Type at every endpoint without a 5xx',
+    async () => {
+      const bytes = fc.oneof(
+        fc.uint8Array({ maxLength: 512 }).map((b) => Buffer.from(b)),
+        fc.integer({ min: 1, max: 64 }).map((n) => randomBytes(n * 1024)),
       )
-    }
-  })
+      for (const op of operations) {
+        await fc.assert(
+          fc.asyncProperty(bytes, contentTypeVariants(), async (payload, contentType) => {
+            const type = contentType === null ? 'application/json' : contentType
+            const url = op.path.replace(/\{[^}]+\}/g, pool.jobs[0] ?? 'x')
+            const res = await cloud.app.inject({
+              method: op.method as 'POST',
+              url,
+              headers: { ...bearer(account.token()), ...(type !== undefined && { 'content-type': type }) },
+              payload,
+            })
+            expectSpecAnswer(res, op)
+          }),
+          { numRuns: Math.ceil(RUNS / 3) },
+        )
+      }
+    },
+    TIMEOUT_MS,
+  )
 })

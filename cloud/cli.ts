@@ -2,7 +2,8 @@ import { parseArgs } from 'node:util'
 import { SCOPES, type Scope } from '../protocol/enums.ts'
 import { generateSecret, hashSecret } from './auth/secrets.ts'
 import { ConfigError, loadConfig } from './config.ts'
-import { createLogger, startCloud } from './server.ts'
+import { createLogger } from './logging.ts'
+import { startCloud } from './server.ts'
 import { openStorage } from './storage/storage.ts'
 
 /**

@@ -1,6 +1,7 @@
 import { existsSync, mkdirSync, rmSync, writeFileSync } from 'node:fs'
 import path from 'node:path'
 import { maxHubPacketBytes } from './broker/hub-packet-bound.ts'
+import { LOG_FORMATS, type LogFormat } from './logging.ts'
 
 /**
  * Cloud configuration: one schema of settings, each with its environment variable, default and check.
@@ -13,6 +14,8 @@ export interface CloudConfig {
   dataDir: string
   publicUrl: string
   logLevel: string
+  /** `auto`: pretty lines on a terminal, JSON otherwise; `json` or `pretty` force one. */
+  logFormat: LogFormat
   /** RFC 6749 §5.1 `expires_in` of access tokens. */
   accessTokenTtlSeconds: number
   maxDocumentBytes: number
@@ -63,7 +66,16 @@ export interface CloudConfig {
   trustProxy: boolean | number | string
 }
 
-type Kind = 'string' | 'port' | 'int' | 'url' | 'dir' | 'level' | 'optional-file' | 'trust-proxy'
+type Kind =
+  | 'string'
+  | 'port'
+  | 'int'
+  | 'url'
+  | 'dir'
+  | 'level'
+  | 'log-format'
+  | 'optional-file'
+  | 'trust-proxy'
 interface Setting {
   env: string
   kind: Kind
@@ -81,6 +93,7 @@ export const SETTINGS: Record<keyof CloudConfig, Setting> = {
   dataDir: { env: 'DATA_DIR', kind: 'dir', default: () => './data' },
   publicUrl: { env: 'PUBLIC_URL', kind: 'url', default: (c) => `http://localhost:${c.port}` },
   logLevel: { env: 'LOG_LEVEL', kind: 'level', default: () => 'info' },
+  logFormat: { env: 'LOG_FORMAT', kind: 'log-format', default: () => 'auto' },
   accessTokenTtlSeconds: {
     env: 'ACCESS_TOKEN_TTL_SECONDS',
     kind: 'int',
@@ -303,6 +316,9 @@ function parseSetting(key: keyof CloudConfig, raw: string): string | number | bo
       return raw
     case 'optional-file':
       if (raw !== '' && !existsSync(raw)) fail('names no file')
+      return raw
+    case 'log-format':
+      if (!(LOG_FORMATS as readonly string[]).includes(raw)) fail(`must be one of ${LOG_FORMATS.join(', ')}`)
       return raw
     case 'level':
       if (!LEVELS.includes(raw)) fail(`must be one of ${LEVELS.join(', ')}`)

@@ -1,13 +1,14 @@
 import { readFileSync } from 'node:fs'
 import path from 'node:path'
 import type { FastifyInstance } from 'fastify'
-import { type Logger, pino } from 'pino'
+import type { Logger } from 'pino'
 import { buildApp } from './app.ts'
 import { type EmbeddedBroker, startBroker } from './broker/broker.ts'
 import { watchRevokedHubs } from './broker/revoked-hubs.ts'
 import type { CloudConfig } from './config.ts'
 import { Dispatcher } from './dispatch/dispatcher.ts'
 import { Housekeeping } from './housekeeping/housekeeping.ts'
+import { createLogger } from './logging.ts'
 import { createBlobStore } from './storage/blob-store.ts'
 import { DATABASE_FILE, openStorage, type Storage } from './storage/storage.ts'
 
@@ -23,20 +24,6 @@ export interface RunningCloud {
 
 /** How soon a revoked hub's MQTT session is closed (the CLI that revokes it has only the database). */
 const REVOCATION_CHECK_MS = 1000
-
-export function createLogger(config: Pick<CloudConfig, 'logLevel'>): Logger {
-  return pino({
-    level: config.logLevel,
-    redact: [
-      'req.headers.authorization',
-      'req.headers.cookie',
-      'client_secret',
-      'access_token',
-      'token',
-      'credential',
-    ],
-  })
-}
 
 /** Starts the whole cloud: storage, the embedded broker, the dispatcher and the HTTP API. */
 export async function startCloud(

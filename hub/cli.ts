@@ -1,11 +1,11 @@
 import { mkdirSync } from 'node:fs'
 import { hostname } from 'node:os'
 import { parseArgs } from 'node:util'
-import { pino } from 'pino'
 import { AGENT_VERSION, type AgentTimings, HubAgent } from './agent.ts'
 import { CloudClient, CloudError } from './cloud/cloud-client.ts'
 import { type HubIdentity, readIdentity, writeIdentity } from './cloud/identity.ts'
 import { discoverPrinters } from './discovery/index.ts'
+import { createHubLogger } from './logging.ts'
 import type { PrinterSpec } from './printers/printer-spec.ts'
 import { PrinterUriError, parsePrinterUri, printerUriOf } from './printers/printer-uri.ts'
 import { createTransport } from './transports/open-transport.ts'
@@ -78,7 +78,7 @@ async function run(args: string[]): Promise<void> {
   // Parsed here first so that a bad URI is a usage error before anything else happens.
   for (const uri of values.printer ?? []) parsePrinterUri(uri)
   mkdirSync(values.data, { recursive: true, mode: 0o700 })
-  const logger = pino({ level: process.env.LOG_LEVEL ?? 'info', redact: ['credential'] })
+  const logger = createHubLogger(process.env)
 
   const identity = await identityFor(cloudUrl, values.data, values.enroll)
   const connection = await new CloudClient(cloudUrl, identity.credential).connection()

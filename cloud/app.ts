@@ -15,6 +15,7 @@ import { requestIdFor, requestIdPlugin } from './plugins/request-id.ts'
 import { createPrintJobSubmitter } from './print-jobs/submit.ts'
 import { agentApiRoutes } from './routes/agent-api.ts'
 import { documentRoutes } from './routes/documents.ts'
+import { healthRoutes } from './routes/health.ts'
 import { oauthTokenRoutes } from './routes/oauth-token.ts'
 import { type JobEvents, printJobRoutes } from './routes/print-jobs.ts'
 import { resourceListRoutes } from './routes/resource-lists.ts'
@@ -34,6 +35,8 @@ export interface AppDependencies {
   jobEvents?: JobEvents
   /** A pino logger; none in tests. */
   logger?: FastifyBaseLogger
+  /** Whether the MQTT broker listens, for GET /readyz; an app built without one reports its database only. */
+  brokerReady?: () => boolean
 }
 
 const NO_JOB_EVENTS: JobEvents = { jobCreated: async () => {}, cancelRequested: async () => {} }
@@ -127,6 +130,9 @@ export async function buildApp(deps: AppDependencies): Promise<FastifyInstance> 
     ...deps.fetchSeams,
   }
 
+  await app.register(healthRoutes, {
+    checks: { database: () => storage.ping(), ...(deps.brokerReady && { broker: deps.brokerReady }) },
+  })
   await app.register(oauthTokenRoutes, { storage, accessTokenTtlSeconds: config.accessTokenTtlSeconds })
   await app.register(resourceListRoutes, { storage })
   await app.register(documentRoutes, { intake, maxDocumentBytes: config.maxDocumentBytes })

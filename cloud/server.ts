@@ -95,6 +95,7 @@ export async function startCloud(
       blobs,
       logger,
       jobEvents: dispatcher,
+      brokerReady: () => broker.ready(),
     })
     cleanups.push(() => app.close())
     await app.listen({ host: config.host, port: config.port })

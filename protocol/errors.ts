@@ -181,6 +181,12 @@ export const ERROR_CODES = {
     error: 'internal_error',
     description: 'Unexpected error; nothing internal is revealed.',
   },
+  not_ready: {
+    status: 503,
+    error: 'service_unavailable',
+    description:
+      'GET /readyz: this node cannot serve yet (details.not_ready names what: database, broker); send traffic elsewhere.',
+  },
   shutting_down: {
     status: 503,
     error: 'service_unavailable',

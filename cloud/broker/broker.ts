@@ -23,6 +23,8 @@ export interface EmbeddedBroker {
   bus: HubBus
   /** Closes the hub's MQTT session, if it has one here (its credential was revoked). Whether it had one. */
   disconnect(agentId: string): boolean
+  /** Whether the listener accepts connections and the broker is open (readiness probe). */
+  ready(): boolean
   close(): Promise<void>
 }
 
@@ -68,6 +70,7 @@ export async function startBroker(options: BrokerOptions): Promise<EmbeddedBroke
       client?.close()
       return client !== undefined
     },
+    ready: () => server.listening && !broker.closed,
     // Stop accepting first, so that a hub reconnecting at once cannot slip in after its clients are closed;
     // the listener's callback comes once every connection has ended.
     close: () =>

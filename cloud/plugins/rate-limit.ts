@@ -41,6 +41,10 @@ declare module 'fastify' {
   interface FastifyRequest {
     tokenClientId: string | null
   }
+  interface FastifyContextConfig {
+    /** Counted against no quota (health probes of load balancers and systemd). */
+    unmetered?: boolean
+  }
 }
 
 /** Spec (Errors): a 429 carries Retry-After, X-RateLimit-Limit, -Remaining, -Reset (Unix time) and -Scope. */
@@ -113,7 +117,8 @@ export const rateLimitPlugin = fp<{ quotas: RateLimitQuotas }>(
       enforce(byIp, request, reply, 'ip'),
     )
     app.addHook('onRequest', async (request, reply) => {
-      if (!request.routeOptions.config.hubAuth) await enforce(byIp, request, reply, 'ip')
+      const { hubAuth, unmetered } = request.routeOptions.config
+      if (!hubAuth && !unmetered) await enforce(byIp, request, reply, 'ip')
     })
     app.addHook('preParsing', async (request, reply) => {
       if (request.auth) await enforce(byAccount, request, reply, 'account')

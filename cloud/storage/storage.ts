@@ -19,6 +19,8 @@ export interface Storage {
   enrollments: EnrollmentRepository
   printJobs: PrintJobRepository
   idempotency: IdempotencyRepository
+  /** Whether the database answers a query now (readiness probe); false once closed or failing. */
+  ping(): boolean
   close(): void
 }
 
@@ -38,6 +40,13 @@ export function storageOn(db: SqliteDatabase): Storage {
     enrollments: createEnrollmentRepository(db),
     printJobs: createPrintJobRepository(db),
     idempotency: createIdempotencyRepository(db),
+    ping: () => {
+      try {
+        return db.prepare('SELECT 1 AS one').get() !== undefined
+      } catch {
+        return false
+      }
+    },
     close: () => db.close(),
   }
 }

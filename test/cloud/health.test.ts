@@ -1,0 +1,84 @@
+import { pino } from 'pino'
+import { afterEach, describe, expect, it } from 'vitest'
+import { startFullCloud } from './hub-link.ts'
+
+type FullCloud = Awaited<ReturnType<typeof startFullCloud>>
+
+/** A whole cloud on loopback whose log lines (JSON) are kept. */
+async function cloudWithLog(env: Record<string, string> = {}) {
+  const lines: Record<string, unknown>[] = []
+  const logger = pino({ level: 'info' }, { write: (line: string) => lines.push(JSON.parse(line)) })
+  return { full: await startFullCloud(env, logger), lines }
+}
+
+async function get(full: FullCloud, path: string) {
+  const res = await fetch(`${full.url}${path}`)
+  return { status: res.status, body: await res.json(), requestId: res.headers.get('x-request-id') }
+}
+
+describe('health endpoints', () => {
+  let full: FullCloud | undefined
+  afterEach(async () => {
+    await full?.close()
+    full = undefined
+  })
+
+  it('answer 200 {"status":"ok"} without credentials while the database and the broker are up', async () => {
+    ;({ full } = await cloudWithLog())
+    const health = await get(full, '/healthz')
+    expect(health).toMatchObject({ status: 200, body: { status: 'ok' } })
+    expect(health.requestId).toMatch(/^[0-9a-f-]{36}$/)
+    expect(await get(full, '/readyz')).toMatchObject({ status: 200, body: { status: 'ok' } })
+  })
+
+  it('are exempt from the per-address quota and write no request lines', async () => {
+    let lines: Record<string, unknown>[]
+    ;({ full, lines } = await cloudWithLog({ RATE_LIMIT_PER_IP: '2' }))
+    expect((await get(full, '/openapi.json')).status).toBe(200)
+    expect((await get(full, '/openapi.json')).status).toBe(200)
+    expect((await get(full, '/openapi.json')).status).toBe(429)
+    for (let i = 0; i < 3; i++) {
+      expect((await get(full, '/healthz')).status).toBe(200)
+      expect((await get(full, '/readyz')).status).toBe(200)
+    }
+    const urls = lines.map((line) => (line.req as { url?: string } | undefined)?.url).filter(Boolean)
+    expect(urls).toContain('/openapi.json')
+    expect(urls.filter((url) => url === '/healthz' || url === '/readyz')).toEqual([])
+  })
+
+  it('readyz answers 503 not_ready naming the broker once it stopped, logged once; healthz stays 200', async () => {
+    let lines: Record<string, unknown>[]
+    ;({ full, lines } = await cloudWithLog())
+    await full.cloud.broker.close()
+    for (let i = 0; i < 3; i++) {
+      expect(await get(full, '/readyz')).toMatchObject({
+        status: 503,
+        body: {
+          error: 'service_unavailable',
+          error_code: 'not_ready',
+          message: 'Not ready: broker.',
+          details: { not_ready: ['broker'] },
+        },
+      })
+    }
+    expect(await get(full, '/healthz')).toMatchObject({ status: 200, body: { status: 'ok' } })
+    expect(lines.filter((line) => line.msg === 'not ready')).toEqual([
+      expect.objectContaining({ level: 40, not_ready: ['broker'] }),
+    ])
+  })
+
+  it('readyz answers 503 not_ready naming the database once it is closed', async () => {
+    ;({ full } = await cloudWithLog())
+    full.cloud.storage.close()
+    expect(await get(full, '/readyz')).toMatchObject({
+      status: 503,
+      body: {
+        error: 'service_unavailable',
+        error_code: 'not_ready',
+        message: 'Not ready: database.',
+        details: { not_ready: ['database'] },
+      },
+    })
+    expect(await get(full, '/healthz')).toMatchObject({ status: 200, body: { status: 'ok' } })
+  })
+})

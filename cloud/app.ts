@@ -140,6 +140,8 @@ export async function buildApp(deps: AppDependencies): Promise<FastifyInstance> 
     storage,
     blobs,
     mqttPublicUrl: config.mqttPublicUrl,
+    mqttScheme: config.mqttTlsCertFile ? 'mqtts' : 'mqtt',
+    mqttPort: config.mqttPort,
     keepaliveSeconds: config.hubKeepaliveSeconds,
   })
   await app.register(printJobRoutes, {

@@ -45,7 +45,10 @@ export interface CloudConfig {
   tokenFailureWindowSeconds: number
   tokenFailuresPerIp: number
   tokenFailuresPerClient: number
-  /** Where hubs reach the broker; derived from PUBLIC_URL's host and MQTT_PORT unless set. */
+  /**
+   * Where hubs reach the broker. Empty (the default): the host name each hub used to reach the cloud, with
+   * MQTT_PORT, so that a hub on another machine is told an address that works for it.
+   */
   mqttPublicUrl: string
   mqttTlsCertFile: string
   mqttTlsKeyFile: string
@@ -213,8 +216,7 @@ export const SETTINGS: Record<keyof CloudConfig, Setting> = {
   mqttPublicUrl: {
     env: 'MQTT_PUBLIC_URL',
     kind: 'url',
-    default: (c) =>
-      `${c.mqttTlsCertFile ? 'mqtts' : 'mqtt'}://${new URL(c.publicUrl ?? 'http://localhost').hostname}:${c.mqttPort}`,
+    default: () => '',
   },
   hubKeepaliveSeconds: { env: 'HUB_KEEPALIVE_SECONDS', kind: 'int', min: 1, max: 3600, default: () => '30' },
   mqttConnectTimeoutMs: {
@@ -296,6 +298,7 @@ function parseSetting(key: keyof CloudConfig, raw: string): string | number | bo
       return n
     }
     case 'url': {
+      if (raw === '' && key === 'mqttPublicUrl') return ''
       const schemes = key === 'mqttPublicUrl' ? ['mqtt:', 'mqtts:'] : ['http:', 'https:']
       const what = `an absolute ${schemes.map((s) => s.replace(':', '')).join(' or ')} URL`
       let url: URL

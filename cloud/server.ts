@@ -3,6 +3,7 @@ import path from 'node:path'
 import type { FastifyInstance } from 'fastify'
 import type { Logger } from 'pino'
 import { buildApp } from './app.ts'
+import { reachableAddresses } from './reachable-addresses.ts'
 import { type EmbeddedBroker, startBroker } from './broker/broker.ts'
 import { watchRevokedHubs } from './broker/revoked-hubs.ts'
 import type { CloudConfig } from './config.ts'
@@ -63,12 +64,8 @@ export async function startCloud(
       intervalMs: REVOCATION_CHECK_MS,
     })
     cleanups.push(() => revokedHubs.stop())
-    if (config.mqttPort === 0) {
-      // An ephemeral broker port (tests): tell hubs the port actually bound.
-      const url = new URL(config.mqttPublicUrl)
-      url.port = String(broker.port)
-      config = { ...config, mqttPublicUrl: url.toString().replace(/\/$/, '') }
-    }
+    // An ephemeral broker port (tests): hubs are told the port actually bound.
+    config = { ...config, mqttPort: broker.port }
     const dispatcher = new Dispatcher({
       storage,
       bus: broker.bus,
@@ -102,13 +99,14 @@ export async function startCloud(
     const address = app.server.address()
     const port = typeof address === 'object' && address ? address.port : config.port
     const apiUrl = `http://${config.host.includes(':') ? `[${config.host}]` : config.host}:${port}`
+    const reachable = reachableAddresses(config.host)
     logger.info(
       {
-        api: apiUrl,
+        api: reachable.map((host) => `http://${host}:${port}`),
         public_url: config.publicUrl,
         openapi: `${config.publicUrl}/openapi.json`,
-        mqtt: `${tls ? 'mqtts' : 'mqtt'}://${config.host}:${broker.port}`,
-        mqtt_public_url: config.mqttPublicUrl,
+        mqtt: reachable.map((host) => `${tls ? 'mqtts' : 'mqtt'}://${host}:${broker.port}`),
+        mqtt_public_url: config.mqttPublicUrl || `${tls ? 'mqtts' : 'mqtt'}://<host hubs use>:${broker.port}`,
         data_dir: config.dataDir,
         database: path.join(config.dataDir, DATABASE_FILE),
       },

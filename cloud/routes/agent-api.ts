@@ -1,6 +1,6 @@
 import { createReadStream } from 'node:fs'
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox'
-import type { FastifyPluginAsync } from 'fastify'
+import type { FastifyPluginAsync, FastifyRequest } from 'fastify'
 import { Type } from 'typebox'
 import { ConnectionInfo, EnrollRequest, EnrollResponse } from '../../protocol/agent-api.ts'
 import { ErrorBody } from '../../protocol/errors.ts'
@@ -13,8 +13,27 @@ import type { Storage } from '../storage/storage.ts'
 export interface AgentApiOptions {
   storage: Storage
   blobs: BlobStore
+  /** MQTT_PUBLIC_URL; empty: the host name the hub used to reach the cloud, with the broker's port. */
   mqttPublicUrl: string
+  mqttScheme: 'mqtt' | 'mqtts'
+  mqttPort: number
   keepaliveSeconds: number
+}
+
+/**
+ * Where a hub reaches the broker: MQTT_PUBLIC_URL when set, else the host the hub itself used to reach this
+ * API (the Host header, or X-Forwarded-Host behind a trusted proxy) with the broker's port: an address that
+ * works from where the hub is, unlike PUBLIC_URL's default `localhost`.
+ */
+export function brokerUrlFor(request: FastifyRequest, options: AgentApiOptions): string {
+  if (options.mqttPublicUrl) return options.mqttPublicUrl
+  let hostname = 'localhost'
+  try {
+    hostname = new URL(`http://${request.host}`).hostname || hostname
+  } catch {
+    // A Host header that is no host name: fall back to localhost (the hub then logs what to set).
+  }
+  return `${options.mqttScheme}://${hostname}:${options.mqttPort}`
 }
 
 const CLAIM_ERRORS = {
@@ -26,7 +45,7 @@ const CLAIM_ERRORS = {
 
 /** The hubs' own API: enrollment, where the broker is, and document downloads with the hub's credential. */
 export const agentApiRoutes: FastifyPluginAsync<AgentApiOptions> = async (app, options) => {
-  const { storage, blobs, mqttPublicUrl, keepaliveSeconds } = options
+  const { storage, blobs, keepaliveSeconds } = options
   const api = app.withTypeProvider<TypeBoxTypeProvider>()
 
   api.post(
@@ -64,7 +83,7 @@ export const agentApiRoutes: FastifyPluginAsync<AgentApiOptions> = async (app, o
         account_id: claimed.enrollment.account_id,
         name: claimed.enrollment.name,
         credential,
-        mqtt_url: mqttPublicUrl,
+        mqtt_url: brokerUrlFor(request, options),
       })
     },
   )
@@ -80,7 +99,7 @@ export const agentApiRoutes: FastifyPluginAsync<AgentApiOptions> = async (app, o
         response: { 200: ConnectionInfo, '4xx': ErrorBody },
       },
     },
-    async () => ({ mqtt_url: mqttPublicUrl, keepalive_seconds: keepaliveSeconds }),
+    async (request) => ({ mqtt_url: brokerUrlFor(request, options), keepalive_seconds: keepaliveSeconds }),
   )
 
   api.get(

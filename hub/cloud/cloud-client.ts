@@ -88,7 +88,7 @@ export class CloudClient {
     const target = path.join(dir, sha256)
     if ((await stat(target).catch(() => null))?.size === sizeBytes) return target
     await mkdir(dir, { recursive: true })
-    const res = await call(url, { headers: this.#auth() })
+    const res = await call(this.#onThisCloud(url), { headers: this.#auth() })
     if (!res.ok || !res.body) {
       await res.body?.cancel()
       const wait = COME_BACK_LATER.includes(res.status) ? retryAfterMs(res.headers.get('retry-after')) : null
@@ -121,6 +121,16 @@ export class CloudClient {
     }
     await rename(temp, target)
     return target
+  }
+
+  /**
+   * The hub sends its credential only to the cloud it enrolled with: a document URL from an offer is taken
+   * for its path alone, on the hub's own cloud URL (which also works where the cloud's PUBLIC_URL, e.g. its
+   * default `localhost`, does not reach it from the hub's machine).
+   */
+  #onThisCloud(url: string): string {
+    const { pathname, search } = new URL(url, this.cloudUrl)
+    return new URL(`${pathname}${search}`, this.cloudUrl).toString()
   }
 
   #auth(): Record<string, string> {

@@ -41,6 +41,8 @@ export class MqttSession {
   #timer: NodeJS.Timeout | undefined
   #stopped = false
   #session = ''
+  /** Why the last attempts could not connect, so that the same reason is logged once, not on every retry. */
+  #lastUnreachable: string | undefined
   /** Publishes waiting for their PUBACK; failed when the connection closes, so nobody waits forever. */
   readonly #inFlight = new Set<(error: Error) => void>()
 
@@ -122,7 +124,11 @@ export class MqttSession {
       },
     })
     this.#client = client
+    let connected = false
+    let failure: string | undefined
     client.on('connect', () => {
+      connected = true
+      this.#lastUnreachable = undefined
       // mqtt.js does not pass noDelay through (STACK-NOTES): set it on the socket.
       ;(client.stream as Socket).setNoDelay?.(true)
       this.#onConnect(client).catch((error: unknown) => {
@@ -131,11 +137,15 @@ export class MqttSession {
       })
     })
     client.on('message', (topic, payload) => this.#onMessage(topic, payload))
-    client.on('error', (error) => logger.warn({ err: error.message }, 'mqtt error'))
+    client.on('error', (error) => {
+      failure = (error as NodeJS.ErrnoException).code ?? error.message
+      if (connected) logger.warn({ err: error.message }, 'mqtt error')
+    })
     client.on('close', () => {
       for (const abandon of this.#inFlight) abandon(new Error('connection closed before PUBACK'))
       this.#inFlight.clear()
       if (this.#client !== client || this.#stopped) return
+      if (!connected) this.#cannotReach(failure ?? 'no answer')
       const delay = this.#backoff.next()
       logger.info({ retry_in_ms: delay }, 'mqtt connection lost')
       this.#client = undefined
@@ -144,6 +154,22 @@ export class MqttSession {
       client.end(true)
       this.#timer = setTimeout(() => this.#connect(), delay)
     })
+  }
+
+  /** Says once per distinct reason why the broker cannot be reached, and which setting decides the address. */
+  #cannotReach(reason: string): void {
+    if (reason === this.#lastUnreachable) return
+    this.#lastUnreachable = reason
+    this.#o.logger.warn(
+      {
+        mqtt_url: this.#o.mqttUrl,
+        reason,
+        hint:
+          'the cloud tells hubs this broker address: set MQTT_PUBLIC_URL on the cloud to one this hub can ' +
+          'reach (unset, it is the host name in this hub’s --cloud URL with the cloud’s MQTT_PORT)',
+      },
+      'cannot reach the MQTT broker',
+    )
   }
 
   async #onConnect(client: MqttClient): Promise<void> {

@@ -26,7 +26,10 @@ export async function startFullCloud(env: Record<string, string> = {}, logger = 
     cloud,
     dataDir: dir.path,
     url: cloud.apiUrl,
-    mqttUrl: config.mqttPublicUrl,
+    // What a hub that reaches the cloud at PUBLIC_URL is told (cloud/routes/agent-api.ts brokerUrlFor).
+    mqttUrl:
+      config.mqttPublicUrl ||
+      `${config.mqttTlsCertFile ? 'mqtts' : 'mqtt'}://${new URL(config.publicUrl).hostname}:${cloud.broker.port}`,
     async close() {
       await cloud.close()
       dir.remove()

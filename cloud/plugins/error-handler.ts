@@ -2,6 +2,7 @@ import type { FastifyError, FastifyReply, FastifyRequest } from 'fastify'
 import fp from 'fastify-plugin'
 import { ERROR_CODES, type ErrorBody } from '../../protocol/errors.ts'
 import { ApiError } from '../errors.ts'
+import { AllowedMethods } from './allowed-methods.ts'
 
 interface FieldError {
   field: string
@@ -87,9 +88,25 @@ export const errorHandlerPlugin = fp(
       else request.log.info({ error_code: apiError.code, status: apiError.status }, apiError.message)
       return sendError(reply, apiError)
     })
+    const allowed = new AllowedMethods()
+    app.addHook('onRoute', (route) => {
+      for (const method of [route.method].flat()) allowed.add(method, route.url)
+    })
     app.setNotFoundHandler((request, reply) => {
-      const path = (request.url.split('?')[0] ?? '').slice(0, 200)
-      return sendError(reply, new ApiError('not_found', `No route ${request.method} ${path}.`))
+      const path = request.url.split('?')[0] ?? ''
+      const methods = allowed.for(path)
+      if (methods.length > 0) {
+        return sendError(
+          reply,
+          new ApiError(
+            'method_not_allowed',
+            `${path.slice(0, 200)} does not take ${request.method}; it takes ${methods.join(', ')}.`,
+            { allowed_methods: methods },
+            { allow: methods.join(', ') },
+          ),
+        )
+      }
+      return sendError(reply, new ApiError('not_found', `No route ${request.method} ${path.slice(0, 200)}.`))
     })
   },
   { name: 'error-handler' },

@@ -27,6 +27,13 @@ function clientCredentials(request: FastifyRequest, body: Record<string, unknown
   const header = request.headers.authorization
   const inBody = body.client_id !== undefined || body.client_secret !== undefined
   if (header !== undefined) {
+    if (/^Bearer(\s|$)/i.test(header)) {
+      throw invalidRequest(
+        'The token request carries an Authorization: Bearer header. /oauth/token takes the client credentials ' +
+          '(client_id and client_secret in the form body, or HTTP Basic), not an access token: send it ' +
+          'without that header.',
+      )
+    }
     if (inBody)
       throw invalidRequest('Send client credentials either in the body or with HTTP Basic, not both.')
     const match = /^Basic +([A-Za-z0-9+/]+=*) *$/i.exec(header)

@@ -7,7 +7,13 @@ import { generateSecret, hashSecret } from '../../../cloud/auth/secrets.ts'
 import { DATABASE_FILE } from '../../../cloud/storage/storage.ts'
 import type { Scope } from '../../../protocol/enums.ts'
 import { ALL_SCOPES, startTestCloud, type TestAccount, type TestCloud } from '../test-cloud.ts'
-import { expectFetchedError, expectInjectedError, expectRateLimitHeaders, listen } from './api-helpers.ts'
+import {
+  expectErrorBody,
+  expectFetchedError,
+  expectInjectedError,
+  expectRateLimitHeaders,
+  listen,
+} from './api-helpers.ts'
 
 // POST /oauth/token: the client credentials grant (RFC 6749 §4.4), over real HTTP against a real SQLite file.
 
@@ -175,6 +181,18 @@ describe('POST /oauth/token: request errors', () => {
       body: JSON.stringify({ grant_type: 'client_credentials', ...credentials() }),
     })
     await expectFetchedError(res, 'invalid_request')
+  })
+
+  it('a Bearer header beside the credentials → 400 invalid_request that says so', async () => {
+    const res = await tokenRequest(
+      { grant_type: 'client_credentials', ...credentials() },
+      { authorization: 'Bearer pat_some-earlier-token' },
+    )
+    expect(res.status).toBe(400)
+    const body = (await res.json()) as { message: string }
+    expectErrorBody(body, 'invalid_request')
+    expect(body.message).toContain('Authorization: Bearer')
+    expect(body.message).toContain('without that header')
   })
 
   it('credentials both in HTTP Basic and in the body → 400 invalid_request', async () => {

@@ -13,17 +13,11 @@ import {
   startHubProcess,
   stopAll,
 } from './harness.ts'
+import { occurrences } from './receipts.ts'
 
 /** A receipt whose text names its job, so that every copy of it at the printer can be counted. */
 const receipt = (n: number) =>
   Buffer.from(`\x1b@JOB-${String(n).padStart(4, '0')} thank you\n\x1dVB\x00`, 'latin1')
-
-function occurrences(haystack: Buffer, needle: Buffer): number {
-  let count = 0
-  for (let at = haystack.indexOf(needle); at !== -1; at = haystack.indexOf(needle, at + needle.length))
-    count++
-  return count
-}
 
 async function until(check: () => boolean | Promise<boolean>, timeoutMs = 30_000): Promise<void> {
   const deadline = Date.now() + timeoutMs

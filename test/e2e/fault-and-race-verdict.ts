@@ -1,0 +1,136 @@
+import type { PrintJob } from '../../protocol/print-job.ts'
+import { occurrences } from './receipts.ts'
+
+/** When a job's cancel is sent: at once, after a few ms, when its printer next receives bytes, or on its first byte. */
+export type CancelMode = 'at-once' | 'soon' | 'next-up' | 'on-first-byte'
+
+/** What the backend did for one job and what it was told. */
+export interface JobTrace {
+  n: number
+  key: string
+  printer: number
+  payload: Buffer
+  head: Buffer
+  id: string | null
+  /** A deliberate second send of the same request and key: whether it named the same job. */
+  resent: 'same' | 'different' | null
+  cancel: {
+    mode: CancelMode
+    status: number
+    /** The job's status in a 200/202 body, or `details.status` of a 409. */
+    answered: string | null
+    errorCode: string | null
+    /** Earlier attempts that got no answer (the cloud may have acted on them). */
+    unanswered: number
+  } | null
+}
+
+export interface FaultCounts {
+  hubKills: number
+  cloudKills: number
+  brokerCuts: number
+  apiCuts: number
+}
+
+const TERMINAL = new Set(['printed', 'failed', 'cancelled'])
+export const isTerminal = (job: PrintJob) => TERMINAL.has(job.status)
+
+/**
+ * Counts, per job, the bytes that reached each simulated printer and holds them against the job's final
+ * status and the answers the backend got (issue 6, point 10): nothing lost, nothing printed twice, nothing
+ * reported `cancelled` (or failed other than `interrupted`) that reached the printer, no key made two jobs.
+ */
+export function judge(traces: JobTrace[], jobs: PrintJob[], received: Buffer[]) {
+  const byId = new Map(jobs.map((job) => [job.print_job_id, job]))
+  const answered = new Set(traces.map((t) => t.id))
+  const violations: string[] = []
+  const failed: Record<string, number> = {}
+  const tally = { printed: 0, cancelled: 0, failed: 0, interruptedWithBytes: 0, stuck: 0 }
+  const cancels = { sent: 0, answered200: 0, answered202: 0, answered409: 0, cancelledAfter202: 0 }
+  let resends = 0
+  for (const t of traces) {
+    const wrong = (what: string, extra: Record<string, unknown> = {}) =>
+      violations.push(`job ${t.n} (${t.key}, ${t.id}): ${what} ${JSON.stringify(extra)}`)
+    if (t.resent) resends++
+    if (t.resent === 'different') wrong('a resent request with the same key named another job')
+    const final = t.id === null ? undefined : byId.get(t.id)
+    if (!final) {
+      wrong('lost: accepted but not in the account')
+      continue
+    }
+    const heads = occurrences(received[t.printer]!, t.head)
+    const copies = occurrences(received[t.printer]!, t.payload)
+    const elsewhere = received.reduce(
+      (sum, bytes, i) => (i === t.printer ? sum : sum + occurrences(bytes, t.head)),
+      0,
+    )
+    const seen = { status: final.status, reason: final.failure_reason, heads, copies, cancel: t.cancel }
+    if (elsewhere > 0) wrong('reached another printer', { ...seen, elsewhere })
+    if (heads > 1 || copies > 1) wrong('printed more than once', seen)
+    if (final.status === 'printed') {
+      tally.printed++
+      if (copies !== 1) wrong('reported printed, but not exactly one whole copy reached the printer', seen)
+    } else if (final.status === 'cancelled') {
+      tally.cancelled++
+      if (heads > 0) wrong('reported cancelled, but it reached the printer', seen)
+    } else if (final.status === 'failed') {
+      tally.failed++
+      const reason = final.failure_reason ?? 'none'
+      failed[reason] = (failed[reason] ?? 0) + 1
+      if (reason === 'interrupted' && heads > 0) tally.interruptedWithBytes++
+      if (reason !== 'interrupted' && heads > 0)
+        wrong(`reported failed (${reason}), but it reached the printer`, seen)
+    } else {
+      tally.stuck++
+      wrong('never reached a final status', seen)
+    }
+    if (!t.cancel) continue
+    cancels.sent++
+    const { status, answered: said, errorCode, unanswered } = t.cancel
+    if (status === 200) {
+      cancels.answered200++
+      if (said !== 'cancelled' || final.status !== 'cancelled') wrong('cancel answered 200 but', seen)
+    } else if (status === 202) {
+      cancels.answered202++
+      if (final.status === 'cancelled') cancels.cancelledAfter202++
+      if (said !== 'pending' && said !== 'reserved')
+        wrong('cancel answered 202 with a job not pending/reserved', seen)
+    } else if (status === 409 && errorCode === 'print_job_not_cancellable') {
+      cancels.answered409++
+      // A 409 saying `cancelled` is right only when an earlier, unanswered attempt did the cancelling.
+      const ownEarlierCancel = said === 'cancelled' && unanswered > 0 && final.status === 'cancelled'
+      if (final.status === 'cancelled' && !ownEarlierCancel)
+        wrong('cancel answered 409 but the job ended cancelled', seen)
+      if (said === 'pending' || said === 'reserved') wrong('cancel answered 409 for a cancellable job', seen)
+    } else {
+      wrong('cancel got an unexpected answer', seen)
+    }
+  }
+  // Every request carried a key and got one job: any other job in the account came from a key used twice.
+  const extra = jobs.filter((job) => !answered.has(job.print_job_id))
+  for (const job of extra)
+    violations.push(
+      `job ${job.print_job_id} (${job.status}, ${job.failure_reason}) was never answered to any request: ` +
+        'a retried Idempotency-Key created a second job',
+    )
+  return {
+    violations,
+    figures: {
+      jobs_accepted: traces.filter((t) => t.id !== null).length,
+      printed: tally.printed,
+      cancelled: tally.cancelled,
+      failed: tally.failed,
+      failed_by_reason: failed,
+      interrupted: failed.interrupted ?? 0,
+      interrupted_with_bytes: tally.interruptedWithBytes,
+      not_final: tally.stuck,
+      cancels_sent: cancels.sent,
+      cancels_200: cancels.answered200,
+      cancels_202: cancels.answered202,
+      cancels_202_then_cancelled: cancels.cancelledAfter202,
+      cancels_409: cancels.answered409,
+      deliberate_resends: resends,
+      keys_with_two_jobs: extra.length,
+    },
+  }
+}

@@ -1,0 +1,412 @@
+import { setTimeout as sleep } from 'node:timers/promises'
+import type { PrintJob } from '../../protocol/print-job.ts'
+import { freePort } from '../helpers/free-port.ts'
+import { startTcpProxy } from '../helpers/tcp-proxy.ts'
+import { type PrinterSimulator, startPrinterSimulator } from '../simulators/printer-simulator.ts'
+import { ApiClient } from './api-client.ts'
+import {
+  type CancelMode,
+  type FaultCounts,
+  isTerminal,
+  type JobTrace,
+  judge,
+} from './fault-and-race-verdict.ts'
+import { newTempDir, setUpAccount, startCloudProcess, startHubProcess, stopAll } from './harness.ts'
+import { namedReceipt, seededRandom } from './receipts.ts'
+import { RetryingClient } from './retrying-client.ts'
+
+/**
+ * Issue 6, point 10: the standing fault-and-race run. A backend submits jobs over two simulated ESC/POS
+ * network printers on one hub, each with an Idempotency-Key and retried until answered, and cancels some of
+ * them at racing moments, while the hub and the cloud are killed with SIGKILL (and restarted on the same data
+ * and ports), the hub's broker link and the backend's API link are cut. Then every job must end final, and
+ * the bytes at each printer must agree with what the API says (see fault-and-race-verdict.ts). `npm test` runs
+ * a short form (fault-and-race.test.ts), `npm run soak` the full size (test/soak/run.ts).
+ */
+export interface FaultAndRaceOptions {
+  jobs: number
+  seed: number
+  faults: FaultCounts
+  /** Share of jobs that get a cancel (default 0.3). */
+  cancelShare?: number
+  /** Share of jobs whose create is sent a second time after its answer, as after a lost response (0.05). */
+  resendShare?: number
+  /** Creates in flight at once (4). */
+  concurrency?: number
+  /** At most this many accepted jobs not yet seen at a printer (or cancelled), so faults hit a flowing queue. */
+  window?: number
+  /**
+   * Kill the cloud only while no create is in flight (new creates wait, then meet the dead cloud). A create
+   * caught by the kill holds its Idempotency-Key "in progress" for the claim's lock (120 s) before a retry
+   * runs again: the short form avoids that wait to stay fast; the soak leaves it to chance.
+   */
+  cloudKillsBetweenCreates?: boolean
+  /** Bound on the whole run; the run throws beyond it. */
+  timeLimitMs: number
+  log?: (line: string) => void
+}
+
+type FaultKind = 'hub-kill' | 'cloud-kill' | 'broker-cut' | 'api-cut'
+interface FaultPlan {
+  atJob: number
+  kind: FaultKind
+  delayMs: number
+  outageMs: number
+}
+interface JobPlan {
+  printer: number
+  cancel: CancelMode | null
+  cancelDelayMs: number
+  resend: boolean
+}
+
+const CANCEL_MODES: CancelMode[] = ['at-once', 'soon', 'next-up', 'on-first-byte']
+
+/** Everything random about a run comes from its seed, drawn up front so that concurrency cannot reorder it. */
+export function planRun(options: FaultAndRaceOptions) {
+  const next = seededRandom(options.seed)
+  const pick = <T>(items: T[]) => items[Math.floor(next() * items.length)]!
+  const jobs: JobPlan[] = Array.from({ length: options.jobs }, () => ({
+    printer: next() < 0.5 ? 0 : 1,
+    cancel: next() < (options.cancelShare ?? 0.3) ? pick(CANCEL_MODES) : null,
+    cancelDelayMs: Math.floor(next() * 60),
+    resend: next() < (options.resendShare ?? 0.05),
+  }))
+  const kinds: [FaultKind, number][] = [
+    ['hub-kill', options.faults.hubKills],
+    ['cloud-kill', options.faults.cloudKills],
+    ['broker-cut', options.faults.brokerCuts],
+    ['api-cut', options.faults.apiCuts],
+  ]
+  const faults: FaultPlan[] = kinds.flatMap(([kind, count]) =>
+    Array.from({ length: count }, () => ({
+      kind,
+      atJob: Math.floor(options.jobs * (0.05 + 0.85 * next())),
+      delayMs: Math.floor(next() * 300),
+      outageMs: Math.floor(next() * (kind === 'broker-cut' ? 2500 : 600)),
+    })),
+  )
+  faults.sort((a, b) => a.atJob - b.atJob)
+  return { jobs, faults }
+}
+
+/** Wakes whoever waits for the run to move on (a job accepted, seen at a printer, or its cancel answered). */
+class Progress {
+  #waiters = new Set<() => void>()
+  notify() {
+    for (const wake of this.#waiters) wake()
+    this.#waiters.clear()
+  }
+  /** Resolves at the next notify, or after `ms` at the latest. */
+  next(ms = 1000): Promise<void> {
+    return Promise.race([new Promise<void>((resolve) => this.#waiters.add(resolve)), sleep(ms)])
+  }
+}
+
+/** Calls `onHead(n, printer)` for each job head (`<JOB-seed-n>`) as it reaches a printer, and `onData(printer)`. */
+function watchHeads(
+  printers: PrinterSimulator[],
+  seed: number,
+  onHead: (n: number) => void,
+  onData: (i: number) => void,
+) {
+  const pattern = new RegExp(`<JOB-${seed}-(\\d+)>`, 'g')
+  return printers.map((printer, i) => {
+    let text = ''
+    let from = 0
+    return printer.onData((chunk) => {
+      text += chunk.toString('latin1')
+      pattern.lastIndex = from
+      for (let match = pattern.exec(text); match; match = pattern.exec(text)) {
+        onHead(Number(match[1]))
+        from = pattern.lastIndex
+      }
+      from = Math.max(from, text.length - 40)
+      onData(i)
+    })
+  })
+}
+
+async function allJobs(api: ApiClient): Promise<PrintJob[]> {
+  const jobs: PrintJob[] = []
+  let cursor: string | null = null
+  do {
+    const query: string = cursor ? `&cursor=${cursor}` : ''
+    const page = await api.request<{ data: PrintJob[]; next_cursor: string | null }>(
+      'GET',
+      `/api/v1/print-jobs?limit=100${query}`,
+    )
+    if (page.status !== 200) throw new Error(`listing jobs answered ${page.status}`)
+    jobs.push(...page.body.data)
+    cursor = page.body.next_cursor
+  } while (cursor)
+  return jobs
+}
+
+export async function runFaultAndRace(options: FaultAndRaceOptions) {
+  const startedAt = Date.now()
+  const log = (line: string) => options.log?.(`${((Date.now() - startedAt) / 1000).toFixed(1)} s: ${line}`)
+  const deadline = startedAt + options.timeLimitMs
+  const plan = planRun(options)
+  const { seed } = options
+  const printers: PrinterSimulator[] = []
+  const links: { close(): Promise<void> }[] = []
+  try {
+    const mqttPort = await freePort()
+    const broker = await startTcpProxy(mqttPort)
+    links.push(broker)
+    const cloudEnv = { MQTT_PUBLIC_URL: `mqtt://127.0.0.1:${broker.port}` }
+    let cloud = await startCloudProcess({ mqttPort, env: cloudEnv })
+    const apiLink = await startTcpProxy(cloud.port)
+    links.push(apiLink)
+    const names = ['Till A', 'Till B']
+    for (const name of names) printers.push(await startPrinterSimulator({ language: 'escpos', name }))
+    const account = await setUpAccount(cloud, 'Fault and race shop')
+    const hubDir = await newTempDir('e2e-fault-hub-')
+    const uris = printers.map((p) => p.uri)
+    let hub = await startHubProcess({
+      cloudUrl: cloud.url,
+      dataDir: hubDir,
+      enroll: account.enrollmentToken,
+      printers: uris,
+    })
+    // Reads go straight to the cloud; the backend's writes go through the link that gets cut.
+    const reader = new ApiClient(cloud.url, account.accessToken)
+    const online = await reader.waitForPrinters(2)
+    const printerIds = names.map((name) => online.find((o) => o.name === name)!.printer_id)
+    const client = new RetryingClient(`http://127.0.0.1:${apiLink.port}`, account.accessToken, deadline)
+
+    const traces: JobTrace[] = plan.jobs.map((job, n) => ({
+      n,
+      key: `fault-race-${seed}-${n}`,
+      printer: job.printer,
+      ...(({ bytes, head }) => ({ payload: bytes, head }))(namedReceipt(`JOB-${seed}-${n}`)),
+      id: null,
+      resent: null,
+      cancel: null,
+    }))
+    const progress = new Progress()
+    const settled = new Set<number>()
+    const headWaiters = new Map<number, () => void>()
+    const dataWaiters: Set<() => void>[] = printers.map(() => new Set())
+    const unwatch = watchHeads(
+      printers,
+      seed,
+      (n) => {
+        settled.add(n)
+        headWaiters.get(n)?.()
+        progress.notify()
+      },
+      (i) => {
+        for (const wake of dataWaiters[i]!) wake()
+        dataWaiters[i]!.clear()
+      },
+    )
+    let accepted = 0
+    let submitting = true
+    let submissionsDone: () => void = () => {}
+    const allSubmitted = new Promise<void>((resolve) => {
+      submissionsDone = resolve
+    })
+
+    // A throttled queue: a stall (jobs that failed without a byte) is resolved by asking the API.
+    const throttle = async () => {
+      let quietSince = Date.now()
+      while (accepted - settled.size >= (options.window ?? 40)) {
+        if (Date.now() > deadline) throw new Error('the run did not finish in time (throttled submissions)')
+        const before = settled.size
+        await progress.next()
+        if (settled.size !== before) quietSince = Date.now()
+        else if (Date.now() - quietSince > 3000) {
+          const byId = new Map(traces.map((t) => [t.id, t.n]))
+          for (const job of await allJobs(reader).catch(() => [])) {
+            const n = byId.get(job.print_job_id)
+            if (n !== undefined && isTerminal(job)) settled.add(n)
+          }
+          quietSince = Date.now()
+        }
+      }
+    }
+
+    const raceCancel = async (t: JobTrace, mode: CancelMode, delayMs: number) => {
+      if (mode === 'soon') await sleep(delayMs)
+      if (mode === 'next-up' || mode === 'on-first-byte') {
+        await Promise.race([
+          allSubmitted,
+          new Promise<void>((resolve) => {
+            headWaiters.set(t.n, resolve)
+            if (mode === 'next-up') dataWaiters[t.printer]!.add(resolve)
+          }),
+        ])
+      }
+      const { answer, unanswered } = await client.cancel(t.id!)
+      const details = answer.body.details as { status?: string } | undefined
+      t.cancel = {
+        mode,
+        status: answer.status,
+        answered: answer.status === 409 ? (details?.status ?? null) : (answer.body.status ?? null),
+        errorCode: answer.body.error_code ?? null,
+        unanswered,
+      }
+      settled.add(t.n)
+      progress.notify()
+    }
+
+    const cancels: Promise<void>[] = []
+    let creating = 0
+    let gate = Promise.resolve()
+    const create = async (body: Record<string, unknown>, key: string) => {
+      await gate
+      creating++
+      try {
+        return await client.create(body, key)
+      } finally {
+        creating--
+        progress.notify()
+      }
+    }
+    let nextJob = 0
+    const submitter = async () => {
+      while (nextJob < traces.length) {
+        const t = traces[nextJob++]!
+        const job = plan.jobs[t.n]!
+        await throttle()
+        const body = {
+          printer_id: printerIds[t.printer],
+          document_base64: t.payload.toString('base64'),
+          document_format: 'raw',
+          document_raw_language: 'escpos',
+        }
+        const created = await create(body, t.key)
+        t.id = created.job.print_job_id
+        accepted++
+        progress.notify()
+        if (job.cancel) cancels.push(raceCancel(t, job.cancel, job.cancelDelayMs))
+        if (job.resend)
+          t.resent = (await create(body, t.key)).job.print_job_id === t.id ? 'same' : 'different'
+      }
+    }
+
+    const done: FaultCounts = { hubKills: 0, cloudKills: 0, brokerCuts: 0, apiCuts: 0 }
+    const injectFaults = async () => {
+      for (const fault of plan.faults) {
+        while (accepted < fault.atJob && submitting) await progress.next()
+        await sleep(fault.delayMs)
+        log(`fault ${fault.kind} after ${accepted} jobs accepted (outage ${fault.outageMs} ms)`)
+        if (fault.kind === 'hub-kill') {
+          await hub.kill()
+          done.hubKills++
+          await sleep(fault.outageMs)
+          hub = await startHubProcess({ cloudUrl: cloud.url, dataDir: hubDir, printers: uris })
+        } else if (fault.kind === 'cloud-kill') {
+          let open = () => {}
+          if (options.cloudKillsBetweenCreates) {
+            gate = new Promise((resolve) => {
+              open = resolve
+            })
+            while (creating > 0) await progress.next()
+          }
+          await cloud.kill()
+          open()
+          done.cloudKills++
+          await sleep(fault.outageMs)
+          cloud = await startCloudProcess({
+            dataDir: cloud.dataDir,
+            port: cloud.port,
+            mqttPort,
+            env: cloudEnv,
+          })
+        } else {
+          const link = fault.kind === 'broker-cut' ? broker : apiLink
+          link.setDown(true)
+          link.cutAll()
+          if (fault.kind === 'broker-cut') done.brokerCuts++
+          else done.apiCuts++
+          await sleep(fault.outageMs)
+          link.setDown(false)
+        }
+      }
+    }
+
+    const faulting = injectFaults()
+    const submissions = Promise.all(Array.from({ length: options.concurrency ?? 4 }, submitter)).finally(
+      () => {
+        submitting = false
+        submissionsDone()
+      },
+    )
+    const failures = (await Promise.allSettled([submissions, faulting]))
+      .concat(await Promise.allSettled(cancels))
+      .filter((outcome) => outcome.status === 'rejected')
+    if (failures.length > 0) throw failures[0]!.reason
+    log(`all ${accepted} jobs accepted and every cancel answered; waiting for final statuses`)
+
+    // Everything is up again: every job must now reach a final status.
+    let jobs: PrintJob[] = []
+    for (;;) {
+      jobs = await allJobs(reader)
+      if (jobs.every(isTerminal)) break
+      if (Date.now() > deadline) break
+      await sleep(250)
+    }
+    // Sentinels: a job printed on each printer after every other one, so every byte sent before is there.
+    for (const [i, printerId] of printerIds.entries()) {
+      const sentinel = namedReceipt(`SENTINEL-${seed}-${i}`)
+      const { job } = await client.create(
+        {
+          printer_id: printerId,
+          document_base64: sentinel.bytes.toString('base64'),
+          document_format: 'raw',
+          document_raw_language: 'escpos',
+        },
+        `fault-race-${seed}-sentinel-${i}`,
+      )
+      await reader.waitForJob(job.print_job_id, ['printed'], Math.max(1000, deadline - Date.now()))
+    }
+    for (const stop of unwatch) stop()
+    const verdict = judge(
+      traces,
+      jobs,
+      printers.map((p) => p.received()),
+    )
+    const figures = {
+      seed,
+      jobs_submitted: traces.length,
+      ...verdict.figures,
+      hub_kills: done.hubKills,
+      cloud_kills: done.cloudKills,
+      broker_link_cuts: done.brokerCuts,
+      api_link_cuts: done.apiCuts,
+      create_retries: client.figures.createRetries,
+      cancel_retries: client.figures.cancelRetries,
+      idempotent_replays: client.figures.replays,
+      violations: verdict.violations.length,
+      duration_s: Math.round((Date.now() - startedAt) / 100) / 10,
+    }
+    return { figures, violations: verdict.violations }
+  } finally {
+    await stopAll()
+    await Promise.all([...printers, ...links].map((thing) => thing.close()))
+  }
+}
+
+export type FaultAndRaceFigures = Awaited<ReturnType<typeof runFaultAndRace>>['figures']
+
+/** The figures as a few readable lines. */
+export function summarize(f: FaultAndRaceFigures): string {
+  const reasons = Object.entries(f.failed_by_reason)
+    .map(([reason, count]) => `${reason} ${count}`)
+    .join(', ')
+  return [
+    `fault and race, seed ${f.seed} (replay with SOAK_SEED=${f.seed}), ${f.duration_s} s`,
+    `  jobs: ${f.jobs_submitted} submitted, ${f.jobs_accepted} accepted; ${f.printed} printed, ${f.cancelled} cancelled, ` +
+      `${f.failed} failed (${reasons || 'none'}); ${f.interrupted_with_bytes} interrupted with bytes at the printer; ${f.not_final} not final`,
+    `  cancels: ${f.cancels_sent} sent: ${f.cancels_200} answered 200, ${f.cancels_202} 202 ` +
+      `(${f.cancels_202_then_cancelled} of them ended cancelled), ${f.cancels_409} 409`,
+    `  faults: ${f.hub_kills} hub kills, ${f.cloud_kills} cloud kills, ${f.broker_link_cuts} broker link cuts, ` +
+      `${f.api_link_cuts} API link cuts`,
+    `  retries: ${f.create_retries} creates, ${f.cancel_retries} cancels; ${f.idempotent_replays} idempotent replays ` +
+      `(${f.deliberate_resends} deliberate resends); keys that made two jobs: ${f.keys_with_two_jobs}`,
+    `  violations: ${f.violations}`,
+  ].join('\n')
+}

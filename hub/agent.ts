@@ -76,6 +76,7 @@ export class HubAgent {
       describe: options.describe,
       statusTimeoutMs: this.#t.statusTimeoutMs,
       onChange: () => this.#publishState(),
+      logger,
     })
     this.#session = new MqttSession({
       mqttUrl: options.mqttUrl,
@@ -93,11 +94,16 @@ export class HubAgent {
   }
 
   start(): void {
-    const interrupted = this.#spool.recoverInterrupted()
-    if (interrupted.length > 0) {
+    for (const printJobId of this.#spool.recoverInterrupted()) {
       this.#o.logger.warn(
-        { print_job_ids: interrupted },
-        'jobs interrupted by a restart fail; they are not reprinted',
+        {
+          print_job_id: printJobId,
+          printer_id: this.#spool.find(printJobId)?.offer.printer_id,
+          status: 'failed',
+          failure_reason: 'interrupted',
+          detail: 'the hub stopped while printing it; it is not printed again',
+        },
+        'print job failed',
       )
     }
     for (const key of this.#registry.keys()) {
@@ -181,15 +187,27 @@ export class HubAgent {
   }
 
   #offer(offer: HubPayload<'job-offer'>): void {
-    this.#spool.accept(offer)
+    const job = { print_job_id: offer.print_job_id, printer_id: offer.printer_id }
+    if (this.#spool.accept(offer) && this.#spool.find(offer.print_job_id)?.state === 'queued')
+      this.#o.logger.info({ ...job, status: 'reserved' }, 'print job reserved')
     const worker = this.#workers.get(offer.printer_key)
     if (!worker) {
-      this.#spool.fail(
+      const failed = this.#spool.fail(
         offer.print_job_id,
         'queued',
         'printer_unreachable',
         'the printer is not attached to this hub',
       )
+      if (failed)
+        this.#o.logger.warn(
+          {
+            ...job,
+            status: 'failed',
+            failure_reason: 'printer_unreachable',
+            detail: `this hub has no printer ${offer.printer_key}`,
+          },
+          'print job failed',
+        )
     }
     void this.flush()
     worker?.wake()
@@ -206,10 +224,11 @@ export class HubAgent {
     const reason = command.reason ?? 'cancelled'
     const state = this.#spool.drop(command.print_job_id, reason)
     const dropped = job === undefined || job.state === 'queued'
-    this.#o.logger.info(
-      { print_job_id: command.print_job_id, reason, state },
-      dropped ? 'job dropped at the cloud’s request' : 'job not dropped: it had started',
-    )
+    const line = { print_job_id: command.print_job_id, printer_id: job?.offer.printer_id }
+    if (!dropped) this.#o.logger.info({ ...line, status: state }, 'print job not dropped: it had started')
+    else if (reason === 'expired')
+      this.#o.logger.info({ ...line, status: 'failed', failure_reason: 'expired' }, 'print job expired')
+    else this.#o.logger.info({ ...line, status: 'cancelled' }, 'print job cancelled')
     void this.flush()
     if (job) this.#workers.get(job.printer_key)?.wake()
   }

@@ -3,7 +3,7 @@ import type { HubPayload } from '../../protocol/hub-messages.ts'
 import { PROTOCOL_VERSION } from '../../protocol/hub-messages.ts'
 import type { PrintJob } from '../../protocol/print-job.ts'
 import type { HubBus } from '../broker/hub-bus.ts'
-import { type CancelReason, JobLifecycle } from '../print-jobs/lifecycle.ts'
+import { type CancelReason, JobLifecycle, type JobLog } from '../print-jobs/lifecycle.ts'
 import type { DispatchableJob } from '../storage/print-jobs.ts'
 import type { Storage } from '../storage/storage.ts'
 import { HandlerRetry } from './handler-retry.ts'
@@ -42,11 +42,13 @@ export class Dispatcher {
   readonly #lifecycle: JobLifecycle
   readonly #retry: HandlerRetry
   readonly #settled: SettleWaiters
+  /** The loggers of cancel requests waiting for their hub: its confirmation is logged with the request id. */
+  readonly #cancelLogs = new Map<string, JobLog>()
   #sweep: NodeJS.Timeout | undefined
 
   constructor(options: DispatcherOptions) {
     this.#o = options
-    this.#lifecycle = new JobLifecycle(options.storage.printJobs)
+    this.#lifecycle = new JobLifecycle(options.storage.printJobs, options.logger)
     this.#retry = new HandlerRetry(options.logger, options.retryBaseMs)
     this.#settled = new SettleWaiters((id) => options.storage.printJobs.dispatchable(id)?.status)
   }
@@ -116,12 +118,17 @@ export class Dispatcher {
    * no longer pending or reserved (the hub dropped it, or reported that it had started), or after the
    * confirmation timeout (the hub is offline or slow; the request stays, and is sent again when it connects).
    */
-  async cancelRequested(printJobId: string): Promise<void> {
+  async cancelRequested(printJobId: string, log?: JobLog): Promise<void> {
     const job = this.#o.storage.printJobs.dispatchable(printJobId)
     if (!job) return
-    const settled = this.#settled.wait(printJobId, this.#o.cancelConfirmTimeoutMs)
-    await this.#askToDrop(job.agent_id, printJobId, 'cancelled')
-    await settled
+    if (log) this.#cancelLogs.set(printJobId, log)
+    try {
+      const settled = this.#settled.wait(printJobId, this.#o.cancelConfirmTimeoutMs)
+      await this.#askToDrop(job.agent_id, printJobId, 'cancelled')
+      await settled
+    } finally {
+      if (log && this.#cancelLogs.get(printJobId) === log) this.#cancelLogs.delete(printJobId)
+    }
   }
 
   /**
@@ -130,7 +137,7 @@ export class Dispatcher {
    * started printing. Returns the ids that failed here.
    */
   expireStale(now = new Date()): string[] {
-    const { storage, logger, pendingExpirySeconds } = this.#o
+    const { storage, pendingExpirySeconds } = this.#o
     const cutoff = new Date(now.getTime() - pendingExpirySeconds * 1000).toISOString()
     const at = now.toISOString()
     const expired: string[] = []
@@ -150,7 +157,6 @@ export class Dispatcher {
           void this.#askToDrop(job.agent_id, job.print_job_id, 'expired')
       }
     }
-    if (expired.length > 0) logger.info({ print_job_ids: expired }, 'pending jobs expired')
     return expired
   }
 
@@ -247,6 +253,7 @@ export class Dispatcher {
       report.status,
       report.at,
       report.failure_reason,
+      (report.status === 'cancelled' && this.#cancelLogs.get(job.print_job_id)) || logger,
     )
     if (applied) this.#settled.changed(job.print_job_id)
     else if (job.status === 'cancelled' && (report.status === 'printing' || report.status === 'printed')) {

@@ -1,3 +1,4 @@
+import type { BaseLogger } from 'pino'
 import type { PrintJobStatus } from '../../protocol/enums.ts'
 import type { PrintJobRepository, StatusChange } from '../storage/print-jobs.ts'
 
@@ -46,28 +47,71 @@ export type JobEvent = keyof typeof JOB_RULES
 
 export type CancelReason = 'cancelled' | 'expired'
 
-/** The job's lifecycle over its repository: every change of a job's status or of what its hub was told. */
+/** Where a change is logged: the cloud's logger, or a request's (its lines then carry the request id). */
+export type JobLog = Pick<BaseLogger, 'info'>
+
+/** The line each event writes once it applied. */
+const LOG_MESSAGES: Record<JobEvent, string> = {
+  offer: 'print job offered',
+  reserve: 'print job reserved',
+  start: 'print job printing',
+  print: 'print job printed',
+  fail: 'print job failed',
+  wait: 'print job waiting',
+  requestCancel: 'print job cancel requested',
+  confirmCancel: 'print job cancelled',
+  cancelUnoffered: 'print job cancelled',
+  expireUnoffered: 'print job expired',
+}
+
+/**
+ * The job's lifecycle over its repository: every change of a job's status or of what its hub was told, each
+ * logged as one line (`print job <what>`, with `print_job_id`, `printer_id` and `status`) when it applies.
+ */
 export class JobLifecycle {
   readonly #jobs: PrintJobRepository
+  readonly #log: JobLog | undefined
 
-  constructor(jobs: PrintJobRepository) {
+  /** Without a logger (tests), changes are applied without lines unless a call passes one. */
+  constructor(jobs: PrintJobRepository, log?: JobLog) {
     this.#jobs = jobs
+    this.#log = log
   }
 
   /** Applies `event` if the job is where its rule starts; false (changing nothing) otherwise. */
-  apply(printJobId: string, event: JobEvent, change: StatusChange = {}): boolean {
-    return this.#jobs.apply(printJobId, JOB_RULES[event], change)
+  apply(printJobId: string, event: JobEvent, change: StatusChange = {}, log = this.#log): boolean {
+    const applied = this.#jobs.apply(printJobId, JOB_RULES[event], change)
+    if (applied && log) this.#logApplied(printJobId, event, change, log)
+    return applied
+  }
+
+  #logApplied(printJobId: string, event: JobEvent, change: StatusChange, log: JobLog): void {
+    const job = this.#jobs.dispatchable(printJobId)
+    const failureReason = job?.status === 'failed' ? job.failure_reason : undefined
+    log.info(
+      {
+        print_job_id: printJobId,
+        printer_id: job?.printer_id,
+        status: job?.status,
+        ...(failureReason && { failure_reason: failureReason }),
+        ...(event === 'wait' && { waiting_reason: change.waiting_reason }),
+        ...(event === 'requestCancel' && { cancel_reason: change.cancel_reason }),
+      },
+      failureReason === 'expired' ? 'print job expired' : LOG_MESSAGES[event],
+    )
   }
 
   offered(printJobId: string, at = new Date()): boolean {
     return this.apply(printJobId, 'offer', { offered_at: at.toISOString() })
   }
 
-  requestCancel(printJobId: string, reason: CancelReason, at = new Date()): boolean {
-    return this.apply(printJobId, 'requestCancel', {
-      cancel_requested_at: at.toISOString(),
-      cancel_reason: reason,
-    })
+  requestCancel(printJobId: string, reason: CancelReason, at = new Date(), log = this.#log): boolean {
+    return this.apply(
+      printJobId,
+      'requestCancel',
+      { cancel_requested_at: at.toISOString(), cancel_reason: reason },
+      log,
+    )
   }
 
   /** What a hub reported about a job; false when it changes nothing (stale, repeated or not allowed). */
@@ -76,20 +120,22 @@ export class JobLifecycle {
     status: 'printing' | 'printed' | 'failed' | 'cancelled',
     at: string,
     failureReason?: string,
+    log = this.#log,
   ): boolean {
     switch (status) {
       case 'printing':
-        return this.apply(printJobId, 'start', { reserved_at: at, started_at: at })
+        return this.apply(printJobId, 'start', { reserved_at: at, started_at: at }, log)
       case 'printed':
-        return this.apply(printJobId, 'print', { reserved_at: at, started_at: at, completed_at: at })
+        return this.apply(printJobId, 'print', { reserved_at: at, started_at: at, completed_at: at }, log)
       case 'failed':
-        return this.apply(printJobId, 'fail', {
-          reserved_at: at,
-          completed_at: at,
-          failure_reason: failureReason ?? 'printer_error',
-        })
+        return this.apply(
+          printJobId,
+          'fail',
+          { reserved_at: at, completed_at: at, failure_reason: failureReason ?? 'printer_error' },
+          log,
+        )
       case 'cancelled':
-        return this.apply(printJobId, 'confirmCancel', { completed_at: at })
+        return this.apply(printJobId, 'confirmCancel', { completed_at: at }, log)
     }
   }
 }

@@ -10,6 +10,7 @@ import type { Printer } from '../../protocol/printer.ts'
 import { ApiError } from '../errors.ts'
 import { isDocumentPurgedError } from '../storage/documents.ts'
 import type { Storage } from '../storage/storage.ts'
+import type { JobLog } from './lifecycle.ts'
 import { checkPrintRoute } from './route-check.ts'
 
 export function resolveOptions(options: PrintOptions): ResolvedPrintOptions {
@@ -31,8 +32,17 @@ export interface PrintJobSubmitter {
   /** The account's printer, or a 422 naming printer_id (another account's printer is not disclosed). */
   printerFor(accountId: string, printerId: string): Printer
   documentFor(accountId: string, documentId: string): Document
-  /** Inserts the pending job, then tells its hub (through `onCreated`). */
-  submit(accountId: string, printer: Printer, document: Document, options: PrintOptions): Promise<PrintJob>
+  /**
+   * Inserts the pending job, logs it with `log` (the request's; tests may omit it), then tells its hub
+   * (through `onCreated`).
+   */
+  submit(
+    accountId: string,
+    printer: Printer,
+    document: Document,
+    options: PrintOptions,
+    log?: JobLog,
+  ): Promise<PrintJob>
 }
 
 export function createPrintJobSubmitter(
@@ -53,7 +63,7 @@ export function createPrintJobSubmitter(
         throwError(unknownReference('document_id', 'document'))
       )
     },
-    async submit(accountId, printer, document, requested) {
+    async submit(accountId, printer, document, requested, log) {
       const options = resolveOptions(requested)
       checkPrintRoute(printer, document, options)
       const job: PrintJob = {
@@ -89,6 +99,10 @@ export function createPrintJobSubmitter(
           },
         )
       }
+      log?.info(
+        { print_job_id: job.print_job_id, printer_id: job.printer_id, status: job.status },
+        'print job created',
+      )
       await onCreated(job)
       return job
     },

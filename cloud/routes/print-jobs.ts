@@ -16,7 +16,7 @@ import type { DocumentIntake } from '../documents/intake.ts'
 import { ApiError } from '../errors.ts'
 import { fetchPublicDocument, type SafeFetchOptions } from '../fetch/safe-fetch.ts'
 import { authOf } from '../plugins/authentication.ts'
-import { JobLifecycle } from '../print-jobs/lifecycle.ts'
+import { JobLifecycle, type JobLog } from '../print-jobs/lifecycle.ts'
 import type { PrintJobSubmitter } from '../print-jobs/submit.ts'
 import type { Storage } from '../storage/storage.ts'
 import { unknownCursor } from './list-errors.ts'
@@ -24,8 +24,11 @@ import { unknownCursor } from './list-errors.ts'
 /** What the rest of the cloud hears about jobs (the dispatcher tells hubs); nothing by default. */
 export interface JobEvents {
   jobCreated(job: PrintJob): Promise<void>
-  /** Asks the job's hub to drop it; resolves once the hub answered, or after the confirmation timeout. */
-  cancelRequested(printJobId: string): Promise<void>
+  /**
+   * Asks the job's hub to drop it; resolves once the hub answered, or after the confirmation timeout. The
+   * hub's confirmation is logged with `log` (the request's).
+   */
+  cancelRequested(printJobId: string, log?: JobLog): Promise<void>
 }
 
 export interface PrintJobRoutesOptions {
@@ -69,7 +72,7 @@ const optionsOf = <T extends Record<string, unknown>>(body: T) => {
 /** The print-job endpoints of the spec (Endpoints → Print jobs). */
 export const printJobRoutes: FastifyPluginAsync<PrintJobRoutesOptions> = async (app, opts) => {
   const { storage, intake, submitter, fetchOptions, maxDocumentBytes, jobEvents } = opts
-  const lifecycle = new JobLifecycle(storage.printJobs)
+  const lifecycle = new JobLifecycle(storage.printJobs, app.log)
   const api = app.withTypeProvider<TypeBoxTypeProvider>()
   const writeConfig = { scopes: ['print_jobs:write' as const], idempotent: true }
   const documentConfig = {
@@ -95,7 +98,7 @@ export const printJobRoutes: FastifyPluginAsync<PrintJobRoutesOptions> = async (
       const { accountId } = authOf(request)
       const printer = submitter.printerFor(accountId, request.body.printer_id)
       const document = submitter.documentFor(accountId, request.body.document_id)
-      const job = await submitter.submit(accountId, printer, document, optionsOf(request.body))
+      const job = await submitter.submit(accountId, printer, document, optionsOf(request.body), request.log)
       return reply.code(201).send(job)
     },
   )
@@ -124,7 +127,9 @@ export const printJobRoutes: FastifyPluginAsync<PrintJobRoutesOptions> = async (
         rawLanguage: body.document_raw_language,
         filename: body.document_filename ?? fetched.filename,
       })
-      return reply.code(201).send(await submitter.submit(accountId, printer, document, optionsOf(body)))
+      return reply
+        .code(201)
+        .send(await submitter.submit(accountId, printer, document, optionsOf(body), request.log))
     },
   )
 
@@ -153,7 +158,9 @@ export const printJobRoutes: FastifyPluginAsync<PrintJobRoutesOptions> = async (
         rawLanguage: body.document_raw_language,
         filename: body.document_filename,
       })
-      return reply.code(201).send(await submitter.submit(accountId, printer, document, optionsOf(body)))
+      return reply
+        .code(201)
+        .send(await submitter.submit(accountId, printer, document, optionsOf(body), request.log))
     },
   )
 
@@ -204,11 +211,12 @@ export const printJobRoutes: FastifyPluginAsync<PrintJobRoutesOptions> = async (
         new ApiError('print_job_not_cancellable', `A ${status} job cannot be cancelled.`, { status })
       // docs/job-lifecycle.md: a job no hub was offered is cancelled here; otherwise only its hub can say
       // that none of its bytes reached the printer, so the cancel is confirmed by the hub.
-      if (lifecycle.apply(printJobId, 'cancelUnoffered', { completed_at: new Date().toISOString() }))
+      const now = new Date()
+      if (lifecycle.apply(printJobId, 'cancelUnoffered', { completed_at: now.toISOString() }, request.log))
         return storage.printJobs.findById(accountId, printJobId)
-      if (!lifecycle.requestCancel(printJobId, 'cancelled'))
+      if (!lifecycle.requestCancel(printJobId, 'cancelled', now, request.log))
         throw notCancellable(storage.printJobs.findById(accountId, printJobId)?.status)
-      await jobEvents.cancelRequested(printJobId)
+      await jobEvents.cancelRequested(printJobId, request.log)
       const after = storage.printJobs.findById(accountId, printJobId)
       if (after?.status === 'cancelled') return after
       if (after?.status === 'pending' || after?.status === 'reserved') return reply.code(202).send(after)

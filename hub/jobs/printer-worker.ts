@@ -91,22 +91,42 @@ export class PrinterWorker {
       try {
         await this.#print(job)
       } catch (error) {
-        this.#o.logger.error({ err: error, print_job_id: job.print_job_id }, 'job failed unexpectedly')
         const failed = this.#o.spool.fail(
           job.print_job_id,
           'queued',
           'printer_error',
           (error as Error).message,
         )
-        if (!failed) this.#o.spool.fail(job.print_job_id, 'printing', 'interrupted', (error as Error).message)
+        const interrupted =
+          !failed && this.#o.spool.fail(job.print_job_id, 'printing', 'interrupted', (error as Error).message)
+        this.#o.logger.error(
+          {
+            ...this.#jobKeys(job),
+            err: error,
+            ...((failed || interrupted) && {
+              status: 'failed',
+              failure_reason: failed ? 'printer_error' : 'interrupted',
+            }),
+          },
+          'print job failed',
+        )
         this.#o.flush()
       }
     }
   }
 
   #fail(job: SpooledJob, reason: FailureReason, detail: string): void {
-    this.#o.logger.warn({ print_job_id: job.print_job_id, reason, detail }, 'job failed')
-    if (this.#o.spool.fail(job.print_job_id, 'queued', reason, detail)) this.#o.flush()
+    if (!this.#o.spool.fail(job.print_job_id, 'queued', reason, detail)) return
+    this.#o.logger.warn(
+      { ...this.#jobKeys(job), status: 'failed', failure_reason: reason, detail },
+      reason === 'expired' ? 'print job expired' : 'print job failed',
+    )
+    this.#o.flush()
+  }
+
+  /** What every line about a job carries (the worker's logger adds its printer's key). */
+  #jobKeys(job: SpooledJob) {
+    return { print_job_id: job.print_job_id, printer_id: job.offer.printer_id }
   }
 
   #stillQueued(job: SpooledJob): boolean {
@@ -126,16 +146,23 @@ export class PrinterWorker {
     try {
       if (!this.#o.spool.startPrinting(job.print_job_id)) return
       this.#o.flush()
-      this.#o.logger.info({ print_job_id: job.print_job_id, printer: this.#key }, 'printing')
+      this.#o.logger.info({ ...this.#jobKeys(job), status: 'printing' }, 'print job printing')
       try {
         for (let copy = 0; copy < offer.options.copies; copy++) await writeFile(transport, file)
       } catch (error) {
-        if (this.#o.spool.fail(job.print_job_id, 'printing', 'interrupted', (error as Error).message))
+        if (this.#o.spool.fail(job.print_job_id, 'printing', 'interrupted', (error as Error).message)) {
+          this.#o.logger.warn(
+            { ...this.#jobKeys(job), status: 'failed', failure_reason: 'interrupted', err: error },
+            'print job failed',
+          )
           this.#o.flush()
+        }
         return
       }
-      if (this.#o.spool.finish(job.print_job_id)) this.#o.flush()
-      this.#o.logger.info({ print_job_id: job.print_job_id }, 'printed')
+      if (this.#o.spool.finish(job.print_job_id)) {
+        this.#o.logger.info({ ...this.#jobKeys(job), status: 'printed' }, 'print job printed')
+        this.#o.flush()
+      }
     } finally {
       await transport.close()
     }

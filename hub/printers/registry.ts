@@ -1,3 +1,4 @@
+import type { Logger } from 'pino'
 import type { HubPrinter } from '../../protocol/hub-messages.ts'
 import type { PrinterHealth } from '../../protocol/printer-health.ts'
 import { probeHealth } from '../status/index.ts'
@@ -11,6 +12,8 @@ export interface RegistryDeps {
   statusTimeoutMs: number
   /** Told whenever a printer's health state or reasons change. */
   onChange(): void
+  /** A printer that cannot be reached is logged when it goes and when it comes back, not on every check. */
+  logger: Logger
 }
 
 interface Entry {
@@ -68,6 +71,13 @@ export class PrinterRegistry {
     if (!entry) return
     const changed =
       entry.health.state !== health.state || entry.health.reasons.join() !== health.reasons.join()
+    const wasReachable = entry.health.state !== 'offline'
+    const reachable = health.state !== 'offline'
+    const printer = { printer: key, printer_name: entry.spec.name }
+    if (wasReachable && !reachable)
+      this.#deps.logger.warn({ ...printer, reasons: health.reasons }, 'printer unreachable')
+    else if (!wasReachable && reachable)
+      this.#deps.logger.info({ ...printer, state: health.state }, 'printer reachable again')
     entry.health = health
     if (changed) this.#deps.onChange()
   }

@@ -1,5 +1,7 @@
+import Fastify from 'fastify'
 import { pino } from 'pino'
 import { afterEach, describe, expect, it } from 'vitest'
+import { healthRoutes } from '../../cloud/routes/health.ts'
 import { startFullCloud } from './hub-link.ts'
 
 type FullCloud = Awaited<ReturnType<typeof startFullCloud>>
@@ -29,6 +31,14 @@ describe('health endpoints', () => {
     expect(health).toMatchObject({ status: 200, body: { status: 'ok' } })
     expect(health.requestId).toMatch(/^[0-9a-f-]{36}$/)
     expect(await get(full, '/readyz')).toMatchObject({ status: 200, body: { status: 'ok' } })
+  })
+
+  it('are not part of the API description', async () => {
+    ;({ full } = await cloudWithLog())
+    const { body } = await get(full, '/openapi.json')
+    expect(Object.keys(body.paths)).toContain('/api/v1/printers')
+    expect(Object.keys(body.paths)).not.toContain('/healthz')
+    expect(Object.keys(body.paths)).not.toContain('/readyz')
   })
 
   it('are exempt from the per-address quota and write no request lines', async () => {
@@ -80,5 +90,29 @@ describe('health endpoints', () => {
       },
     })
     expect(await get(full, '/healthz')).toMatchObject({ status: 200, body: { status: 'ok' } })
+  })
+})
+
+describe('readiness changes', () => {
+  it('are logged once when a check fails and once when it passes again, however often probed', async () => {
+    const lines: Record<string, unknown>[] = []
+    const logger = pino({ level: 'info' }, { write: (line: string) => lines.push(JSON.parse(line)) })
+    let databaseUp = true
+    const app = Fastify({ loggerInstance: logger })
+    await app.register(healthRoutes, { checks: { database: () => databaseUp, broker: () => true } })
+    const probe = async () => (await app.inject({ method: 'GET', url: '/readyz' })).statusCode
+    try {
+      expect([await probe(), await probe()]).toEqual([200, 200])
+      databaseUp = false
+      expect([await probe(), await probe(), await probe()]).toEqual([503, 503, 503])
+      databaseUp = true
+      expect([await probe(), await probe()]).toEqual([200, 200])
+      expect(lines.map(({ level, msg, not_ready }) => ({ level, msg, not_ready }))).toEqual([
+        { level: 40, msg: 'not ready', not_ready: ['database'] },
+        { level: 30, msg: 'ready again', not_ready: undefined },
+      ])
+    } finally {
+      await app.close()
+    }
   })
 })

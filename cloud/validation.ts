@@ -16,6 +16,9 @@ function ajv(coerceTypes: boolean) {
     strict: false,
   })
   addFormats.default(instance)
+  // document_url (uri) and document_base64 (byte) carry these formats for clients; the URL policy and the
+  // Base64 decoder judge those values and answer with their own 400s (invalid_url_request, invalid_base64).
+  instance.addFormat('uri', true).addFormat('byte', true)
   return instance
 }
 

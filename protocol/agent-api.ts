@@ -11,21 +11,27 @@ export const EnrollRequest = Type.Object(
 )
 export type EnrollRequest = Static<typeof EnrollRequest>
 
-export const EnrollResponse = Type.Object({
-  agent_id: Type.String({ format: 'uuid' }),
-  account_id: Type.String({ format: 'uuid' }),
-  name: Type.String(),
-  /** The hub's secret for MQTT (password) and HTTP (bearer); shown once, stored by the cloud only hashed. */
-  credential: Type.String(),
-  mqtt_url: Type.String(),
-})
+export const EnrollResponse = Type.Object(
+  {
+    agent_id: Type.String({ format: 'uuid' }),
+    account_id: Type.String({ format: 'uuid' }),
+    name: Type.String(),
+    /** The hub's secret for MQTT (password) and HTTP (bearer); shown once, stored by the cloud only hashed. */
+    credential: Type.String(),
+    mqtt_url: Type.String(),
+  },
+  { title: 'EnrollResponse' },
+)
 export type EnrollResponse = Static<typeof EnrollResponse>
 
 /** GET /agent-api/v1/connection: where an enrolled hub finds the broker (it knows only PUBLIC_URL). */
-export const ConnectionInfo = Type.Object({
-  mqtt_url: Type.String(),
-  keepalive_seconds: Type.Integer({ description: 'the cloud notices a lost hub within this many seconds' }),
-})
+export const ConnectionInfo = Type.Object(
+  {
+    mqtt_url: Type.String(),
+    keepalive_seconds: Type.Integer({ description: 'the cloud notices a lost hub within this many seconds' }),
+  },
+  { title: 'ConnectionInfo' },
+)
 export type ConnectionInfo = Static<typeof ConnectionInfo>
 
 export const ENROLLMENT_STATES = ['pending', 'claimed', 'expired', 'revoked'] as const

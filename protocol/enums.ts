@@ -27,15 +27,16 @@ export const ORIENTATIONS = ['default', 'portrait', 'landscape'] as const
 /** Scopes of account API clients on /api/v1 (spec: Authentication). */
 export const SCOPES = ['printers:read', 'documents:write', 'print_jobs:write', 'print_jobs:read'] as const
 
-export const PrintJobStatus = Type.Enum(PRINT_JOB_STATUSES)
-export const DocumentFormat = Type.Enum(DOCUMENT_FORMATS)
-export const RawLanguage = Type.Enum(RAW_LANGUAGES)
-export const Intent = Type.Enum(INTENTS)
-export const ColorMode = Type.Enum(COLOR_MODES)
-export const DuplexMode = Type.Enum(DUPLEX_MODES)
-export const ScaleMode = Type.Enum(SCALE_MODES)
-export const Orientation = Type.Enum(ORIENTATIONS)
-export const Scope = Type.Enum(SCOPES)
+// Titles name the enums in the OpenAPI document (components a generated client imports).
+export const PrintJobStatus = Type.Enum(PRINT_JOB_STATUSES, { title: 'PrintJobStatus' })
+export const DocumentFormat = Type.Enum(DOCUMENT_FORMATS, { title: 'DocumentFormat' })
+export const RawLanguage = Type.Enum(RAW_LANGUAGES, { title: 'RawLanguage' })
+export const Intent = Type.Enum(INTENTS, { title: 'Intent' })
+export const ColorMode = Type.Enum(COLOR_MODES, { title: 'ColorMode' })
+export const DuplexMode = Type.Enum(DUPLEX_MODES, { title: 'DuplexMode' })
+export const ScaleMode = Type.Enum(SCALE_MODES, { title: 'ScaleMode' })
+export const Orientation = Type.Enum(ORIENTATIONS, { title: 'Orientation' })
+export const Scope = Type.Enum(SCOPES, { title: 'Scope' })
 
 export type PrintJobStatus = (typeof PRINT_JOB_STATUSES)[number]
 export type DocumentFormat = (typeof DOCUMENT_FORMATS)[number]

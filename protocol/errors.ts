@@ -11,7 +11,7 @@ export const ErrorBody = Type.Object(
     message: Type.String(),
     details: Type.Optional(Type.Record(Type.String(), Type.Unknown())),
   },
-  { title: 'ErrorBody', additionalProperties: false },
+  { title: 'Error', additionalProperties: false },
 )
 export type ErrorBody = Static<typeof ErrorBody>
 

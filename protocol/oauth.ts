@@ -1,10 +1,16 @@
 import { type Static, Type } from 'typebox'
 
-/** RFC 6749 §4.4.2 access token request; client credentials in the body (§2.3.1) or HTTP Basic. */
+const BodyCredential = (description: string) =>
+  Type.Optional(Type.String({ description: `${description}; required unless sent with HTTP Basic (§2.3.1)` }))
+
+/**
+ * RFC 6749 §4.4.2 access token request; client credentials in the body (§2.3.1) or HTTP Basic. The cloud
+ * answers a missing or other grant_type with §5.2's own codes, after authenticating the client.
+ */
 export const TokenRequest = Type.Object({
-  grant_type: Type.Optional(Type.String()),
-  client_id: Type.Optional(Type.String()),
-  client_secret: Type.Optional(Type.String()),
+  grant_type: Type.Enum(['client_credentials'], { type: 'string' }),
+  client_id: BodyCredential('the API client id'),
+  client_secret: BodyCredential("the API client's secret"),
   scope: Type.Optional(Type.String({ description: 'space-delimited subset of the client scopes (§3.3)' })),
 })
 export type TokenRequest = Static<typeof TokenRequest>

@@ -81,7 +81,12 @@ export type CreatePrintJobBody = Static<typeof CreatePrintJobBody>
 
 export const CreatePrintJobFromUrlBody = Type.Object(
   {
-    document_url: Type.String({ minLength: 1, maxLength: 2048 }),
+    document_url: Type.String({
+      minLength: 1,
+      maxLength: 2048,
+      format: 'uri',
+      description: 'A public HTTPS URL; the service fetches it, checking every address and redirect.',
+    }),
     ...DocumentSource,
     ...PrintOptions.properties,
   },
@@ -90,7 +95,15 @@ export const CreatePrintJobFromUrlBody = Type.Object(
 export type CreatePrintJobFromUrlBody = Static<typeof CreatePrintJobFromUrlBody>
 
 export const CreatePrintJobFromBase64Body = Type.Object(
-  { document_base64: Type.String({ minLength: 1 }), ...DocumentSource, ...PrintOptions.properties },
+  {
+    document_base64: Type.String({
+      minLength: 1,
+      format: 'byte',
+      description: 'The whole document as Base64 (RFC 4648 §4, padded), without a data: URL prefix.',
+    }),
+    ...DocumentSource,
+    ...PrintOptions.properties,
+  },
   { additionalProperties: false },
 )
 export type CreatePrintJobFromBase64Body = Static<typeof CreatePrintJobFromBase64Body>
@@ -100,7 +113,7 @@ export type CreatePrintJobFromBase64Body = Static<typeof CreatePrintJobFromBase6
  * the printer cannot be reached or needs a person (paper, cover, jam, paused). Null otherwise.
  */
 export const WAITING_REASONS = ['printer_unreachable', ...BLOCKING_HEALTH_STATES] as const
-export const WaitingReason = Type.Enum(WAITING_REASONS)
+export const WaitingReason = Type.Enum(WAITING_REASONS, { title: 'WaitingReason' })
 export type WaitingReason = Static<typeof WaitingReason>
 
 /** Spec: Resources → Print job. Every field is always present; nullable ones as null. */

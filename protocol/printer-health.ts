@@ -33,7 +33,7 @@ export const isBlocking = (state: HealthState): state is BlockingHealthState =>
 
 export const PrinterHealth = Type.Object(
   {
-    state: Type.Enum(HEALTH_STATES),
+    state: Type.Enum(HEALTH_STATES, { title: 'HealthState' }),
     reasons: Type.Array(Type.String({ maxLength: 200 }), {
       maxItems: 40,
       description: 'machine-readable detail, e.g. "paper_near_end", "head_open"',

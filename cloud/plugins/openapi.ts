@@ -1,9 +1,25 @@
 import swagger from '@fastify/swagger'
 import fp from 'fastify-plugin'
+import { SCOPES, type Scope } from '../../protocol/enums.ts'
+import { nameResponseSchemas, typeEnums } from '../openapi/components.ts'
+import {
+  describeOperation,
+  noteRouteFacts,
+  type Operation,
+  SHARED_COMPONENTS,
+} from '../openapi/operations.ts'
+
+const SCOPE_DESCRIPTIONS: Record<Scope, string> = {
+  'printers:read': 'list agents and printers',
+  'documents:write': 'upload documents, and supply them by URL or Base64',
+  'print_jobs:write': 'create and cancel print jobs',
+  'print_jobs:read': 'read and list print jobs',
+}
 
 /**
  * The OpenAPI 3.1 document, generated from the route schemas (the same TypeBox schemas that validate
- * requests), served at GET /openapi.json. Register before the routes so that it sees them.
+ * requests), served at GET /openapi.json. Each operation's security comes from its route's `config`; the
+ * headers and error answers every endpoint shares are added here. Register before the routes.
  */
 export const openapiPlugin = fp<{ publicUrl: string }>(
   async (app, { publicUrl }) => {
@@ -16,31 +32,54 @@ export const openapiPlugin = fp<{ publicUrl: string }>(
           description:
             'Print PDFs and raw printer-language payloads on printers attached to a hub. Errors use one body ' +
             '(error, error_code, message, details); every response carries X-Request-Id.',
+          // A private product: no licence is granted.
+          license: { name: 'Proprietary', identifier: 'LicenseRef-Proprietary' },
         },
         servers: [{ url: publicUrl }],
         components: {
+          ...SHARED_COMPONENTS,
           securitySchemes: {
             bearerAuth: {
               type: 'http',
               scheme: 'bearer',
-              description: 'Access token from POST /oauth/token',
+              description:
+                'An access token from POST /oauth/token; each operation lists the scopes it needs.',
             },
             clientCredentials: {
               type: 'oauth2',
+              description: 'The same access token, described as the OAuth 2.0 flow that issues it.',
               flows: {
                 clientCredentials: {
                   tokenUrl: `${publicUrl}/oauth/token`,
-                  scopes: {
-                    'printers:read': 'list agents and printers',
-                    'documents:write': 'upload documents',
-                    'print_jobs:write': 'create print jobs',
-                    'print_jobs:read': 'read print jobs',
-                  },
+                  scopes: Object.fromEntries(SCOPES.map((scope) => [scope, SCOPE_DESCRIPTIONS[scope]])),
                 },
               },
             },
+            clientBasic: {
+              type: 'http',
+              scheme: 'basic',
+              description:
+                'An API client id and secret (RFC 6749 §2.3.1), instead of sending them in the body.',
+            },
+            hubCredential: {
+              type: 'http',
+              scheme: 'bearer',
+              description: 'A hub credential from POST /agent-api/v1/enroll (hubs only).',
+            },
           },
         },
+      },
+      transform: ({ schema, url, route }) => ({ ...noteRouteFacts(schema, route.config ?? {}), url }),
+      transformObject: (generated) => {
+        if (!('openapiObject' in generated)) return generated.swaggerObject
+        // A copy: the generated document may share objects with the live route schemas.
+        const doc = structuredClone(generated.openapiObject) as Parameters<typeof nameResponseSchemas>[0]
+        nameResponseSchemas(doc)
+        for (const methods of Object.values(doc.paths)) {
+          for (const op of Object.values(methods)) describeOperation(op as Operation)
+        }
+        typeEnums(doc)
+        return doc
       },
     })
     app.get('/openapi.json', { schema: { hide: true } }, async () => app.swagger())

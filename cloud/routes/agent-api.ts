@@ -4,8 +4,10 @@ import type { FastifyPluginAsync, FastifyRequest } from 'fastify'
 import { Type } from 'typebox'
 import { ConnectionInfo, EnrollRequest, EnrollResponse } from '../../protocol/agent-api.ts'
 import { ErrorBody } from '../../protocol/errors.ts'
+import { ContentSha256 } from '../../protocol/http-headers.ts'
 import { generateSecret, hashSecret } from '../auth/secrets.ts'
 import { ApiError } from '../errors.ts'
+import { binaryResponse, jsonResponse } from '../openapi/responses.ts'
 import { hubOf } from '../plugins/authentication.ts'
 import type { BlobStore } from '../storage/blob-store.ts'
 import type { Storage } from '../storage/storage.ts'
@@ -56,7 +58,13 @@ export const agentApiRoutes: FastifyPluginAsync<AgentApiOptions> = async (app, o
         tags: ['Agents'],
         summary: 'A hub claims a single-use enrollment token and receives its credential',
         body: EnrollRequest,
-        response: { 201: EnrollResponse, '4xx': ErrorBody },
+        response: {
+          201: jsonResponse(
+            'Enrolled: the hub keeps this credential; the cloud stores only its hash.',
+            EnrollResponse,
+          ),
+          '4xx': ErrorBody,
+        },
       },
     },
     async (request, reply) => {
@@ -96,7 +104,10 @@ export const agentApiRoutes: FastifyPluginAsync<AgentApiOptions> = async (app, o
         operationId: 'getAgentConnection',
         tags: ['Agents'],
         summary: 'Where an enrolled hub reaches the MQTT broker',
-        response: { 200: ConnectionInfo, '4xx': ErrorBody },
+        response: {
+          200: jsonResponse('Where the hub reaches the broker.', ConnectionInfo),
+          '4xx': ErrorBody,
+        },
       },
     },
     async (request) => ({ mqtt_url: brokerUrlFor(request, options), keepalive_seconds: keepaliveSeconds }),
@@ -111,7 +122,10 @@ export const agentApiRoutes: FastifyPluginAsync<AgentApiOptions> = async (app, o
         tags: ['Agents'],
         summary: 'A hub downloads the document of a job it prints',
         params: Type.Object({ documentId: Type.String({ format: 'uuid' }) }),
-        response: { 200: Type.Unknown({ description: 'the document bytes' }), '4xx': ErrorBody },
+        response: {
+          200: binaryResponse('The document bytes, as stored.', { 'X-Content-SHA256': ContentSha256 }),
+          '4xx': ErrorBody,
+        },
       },
     },
     async (request, reply) => {

@@ -8,6 +8,7 @@ import { ErrorBody } from '../../protocol/errors.ts'
 import type { DocumentIntake } from '../documents/intake.ts'
 import { tooLarge } from '../documents/intake.ts'
 import { ApiError } from '../errors.ts'
+import { jsonResponse } from '../openapi/responses.ts'
 import { authOf } from '../plugins/authentication.ts'
 
 /** The multipart fields of an upload; documented in OpenAPI, checked by hand since the body is a stream. */
@@ -44,10 +45,13 @@ export const documentRoutes: FastifyPluginAsync<{
         operationId: 'uploadDocument',
         tags: ['Documents'],
         summary: 'Upload a PDF or an explicit RAW payload; returns the document id',
-        security: [{ bearerAuth: [] }],
         consumes: ['multipart/form-data'],
         body: UploadForm,
-        response: { 201: Document, '4xx': ErrorBody, '5xx': ErrorBody },
+        response: {
+          201: jsonResponse('The stored document; print it with POST /api/v1/print-jobs.', Document),
+          '4xx': ErrorBody,
+          '5xx': ErrorBody,
+        },
       },
     },
     async (request, reply) => {

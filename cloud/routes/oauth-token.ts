@@ -5,6 +5,7 @@ import { ErrorBody } from '../../protocol/errors.ts'
 import { TokenRequest, TokenResponse } from '../../protocol/oauth.ts'
 import { generateSecret, hashSecret, secretMatches } from '../auth/secrets.ts'
 import { ApiError } from '../errors.ts'
+import { jsonResponse } from '../openapi/responses.ts'
 import type { Storage } from '../storage/storage.ts'
 
 export interface OauthTokenOptions {
@@ -58,6 +59,17 @@ function clientCredentials(request: FastifyRequest, body: Record<string, unknown
   return { clientId: body.client_id, clientSecret: body.client_secret }
 }
 
+/** A body the schema refuses, except for grant_type's absence or value: those get §5.2's codes below. */
+function malformed(request: FastifyRequest): boolean {
+  const errors: { instancePath: string; keyword: string; params: Record<string, unknown> }[] =
+    request.validationError?.validation ?? []
+  return errors.some(
+    (e) =>
+      !(e.instancePath === '/grant_type' && e.keyword === 'enum') &&
+      e.params.missingProperty !== 'grant_type',
+  )
+}
+
 /** RFC 6749 §3.3: a space-delimited list; each value must be one the client was granted. */
 function grantedScopes(requested: unknown, clientScopes: readonly Scope[]): Scope[] {
   if (requested === undefined) return [...clientScopes]
@@ -91,14 +103,22 @@ export const oauthTokenRoutes: FastifyPluginAsync<OauthTokenOptions> = async (
         tags: ['Authentication'],
         summary: 'Exchange client credentials for a bearer access token',
         consumes: ['application/x-www-form-urlencoded'],
+        // Credentials in the form body (no scheme), or HTTP Basic.
+        security: [{}, { clientBasic: [] }],
         body: TokenRequest,
-        response: { 200: TokenResponse, '4xx': ErrorBody },
+        response: {
+          200: jsonResponse(
+            'An access token; cache it until shortly before expires_in elapses.',
+            TokenResponse,
+          ),
+          '4xx': ErrorBody,
+        },
       },
     },
     async (request, reply) => {
       reply.header('cache-control', 'no-store').header('pragma', 'no-cache')
       const contentType = request.headers['content-type'] ?? ''
-      if (!/^application\/x-www-form-urlencoded\b/i.test(contentType) || request.validationError) {
+      if (!/^application\/x-www-form-urlencoded\b/i.test(contentType) || malformed(request)) {
         throw invalidRequest(
           'Send an application/x-www-form-urlencoded body with grant_type=client_credentials.',
         )

@@ -15,6 +15,7 @@ import { decodeDocumentBase64 } from '../documents/base64.ts'
 import type { DocumentIntake } from '../documents/intake.ts'
 import { ApiError } from '../errors.ts'
 import { fetchPublicDocument, type SafeFetchOptions } from '../fetch/safe-fetch.ts'
+import { jsonResponse } from '../openapi/responses.ts'
 import { authOf } from '../plugins/authentication.ts'
 import { JobLifecycle, type JobLog } from '../print-jobs/lifecycle.ts'
 import type { PrintJobSubmitter } from '../print-jobs/submit.ts'
@@ -48,13 +49,12 @@ const CreateHeaders = Type.Object({
       description: 'Retries with the same key return the original answer for 24 hours (spec: Limits).',
     }),
   ),
-  'x-request-id': Type.Optional(
-    Type.String({ description: 'Echoed in the response when at most 128 characters of [A-Za-z0-9._:-].' }),
-  ),
 })
-const ReadHeaders = Type.Object({ 'x-request-id': CreateHeaders.properties['x-request-id'] })
-const security = [{ bearerAuth: [] }]
-const createResponses = { 201: PrintJob, '4xx': ErrorBody, '5xx': ErrorBody }
+const createResponses = {
+  201: jsonResponse('The job, created `pending`: poll it until printed, failed or cancelled.', PrintJob),
+  '4xx': ErrorBody,
+  '5xx': ErrorBody,
+}
 const optionsOf = <T extends Record<string, unknown>>(body: T) => {
   const {
     document_id: _d,
@@ -88,7 +88,6 @@ export const printJobRoutes: FastifyPluginAsync<PrintJobRoutesOptions> = async (
         operationId: 'createPrintJob',
         tags: ['Print jobs'],
         summary: 'Print an uploaded document',
-        security,
         headers: CreateHeaders,
         body: CreatePrintJobBody,
         response: createResponses,
@@ -111,7 +110,6 @@ export const printJobRoutes: FastifyPluginAsync<PrintJobRoutesOptions> = async (
         operationId: 'createPrintJobFromUrl',
         tags: ['Print jobs'],
         summary: 'Fetch a public HTTPS document and print it',
-        security,
         headers: CreateHeaders,
         body: CreatePrintJobFromUrlBody,
         response: createResponses,
@@ -142,7 +140,6 @@ export const printJobRoutes: FastifyPluginAsync<PrintJobRoutesOptions> = async (
         operationId: 'createPrintJobFromBase64',
         tags: ['Print jobs'],
         summary: 'Print a small document given as Base64',
-        security,
         headers: CreateHeaders,
         body: CreatePrintJobFromBase64Body,
         response: createResponses,
@@ -172,10 +169,8 @@ export const printJobRoutes: FastifyPluginAsync<PrintJobRoutesOptions> = async (
         operationId: 'getPrintJob',
         tags: ['Print jobs'],
         summary: 'Get a print job (poll until printed, failed or cancelled)',
-        security,
-        headers: ReadHeaders,
         params: PrintJobIdParams,
-        response: { 200: PrintJob, '4xx': ErrorBody },
+        response: { 200: jsonResponse('The print job.', PrintJob), '4xx': ErrorBody },
       },
     },
     async (request) => {
@@ -197,9 +192,15 @@ export const printJobRoutes: FastifyPluginAsync<PrintJobRoutesOptions> = async (
           '200: the job is cancelled and none of it reached the printer. 202: its hub has not answered yet ' +
           '(offline or busy); the cancel stays requested, and the job ends `cancelled` if the hub drops it, ' +
           'or `printed`/`failed` if it had already started: poll it. 409: the job is printing or finished.',
-        security,
         params: PrintJobIdParams,
-        response: { 200: PrintJob, 202: PrintJob, '4xx': ErrorBody },
+        response: {
+          200: jsonResponse('Cancelled: none of the job reached the printer.', PrintJob),
+          202: jsonResponse(
+            'The cancel is requested; the hub has not confirmed it yet. Poll the job.',
+            PrintJob,
+          ),
+          '4xx': ErrorBody,
+        },
       },
     },
     async (request, reply) => {
@@ -232,9 +233,11 @@ export const printJobRoutes: FastifyPluginAsync<PrintJobRoutesOptions> = async (
         operationId: 'listPrintJobs',
         tags: ['Print jobs'],
         summary: 'List recent print jobs, newest first, optionally by status and printer',
-        security,
         querystring: ListPrintJobsQuery,
-        response: { 200: Page(PrintJob, 'PrintJobPage'), '4xx': ErrorBody },
+        response: {
+          200: jsonResponse('A page of print jobs, newest first.', Page(PrintJob, 'PrintJobPage')),
+          '4xx': ErrorBody,
+        },
       },
     },
     async (request) => {

@@ -3,6 +3,7 @@ import { Agent } from '../../protocol/agent.ts'
 import { ErrorBody } from '../../protocol/errors.ts'
 import { ListQuery, Page } from '../../protocol/pagination.ts'
 import { Printer } from '../../protocol/printer.ts'
+import { jsonResponse } from '../openapi/responses.ts'
 import { authOf } from '../plugins/authentication.ts'
 import type { Storage } from '../storage/storage.ts'
 import { unknownCursor } from './list-errors.ts'
@@ -17,9 +18,11 @@ export const resourceListRoutes: FastifyPluginAsync<{ storage: Storage }> = asyn
         operationId: 'listAgents',
         tags: ['Printers'],
         summary: "List the account's agents (hubs), newest first",
-        security: [{ bearerAuth: [] }],
         querystring: ListQuery,
-        response: { 200: Page(Agent, 'AgentPage'), '4xx': ErrorBody },
+        response: {
+          200: jsonResponse("A page of the account's agents, newest first.", Page(Agent, 'AgentPage')),
+          '4xx': ErrorBody,
+        },
       },
     },
     async (request) => {
@@ -36,9 +39,11 @@ export const resourceListRoutes: FastifyPluginAsync<{ storage: Storage }> = asyn
         operationId: 'listPrinters',
         tags: ['Printers'],
         summary: "List the account's printers with their agent, languages, capabilities and online state",
-        security: [{ bearerAuth: [] }],
         querystring: ListQuery,
-        response: { 200: Page(Printer, 'PrinterPage'), '4xx': ErrorBody },
+        response: {
+          200: jsonResponse("A page of the account's printers, newest first.", Page(Printer, 'PrinterPage')),
+          '4xx': ErrorBody,
+        },
       },
     },
     async (request) => {

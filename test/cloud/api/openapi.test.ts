@@ -1,22 +1,39 @@
+import { randomUUID } from 'node:crypto'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { startTestCloud, type TestCloud } from '../test-cloud.ts'
-import { listen } from './api-helpers.ts'
+import { SCOPES, type Scope } from '../../../protocol/enums.ts'
+import { ERROR_CODES } from '../../../protocol/errors.ts'
+import { startTestCloud, type TestAccount, type TestCloud } from '../test-cloud.ts'
+import { bearer, expectInjectedError, listen } from './api-helpers.ts'
 
 // GET /openapi.json: an OpenAPI 3.1 document generated from the same schemas, with the spec's operation ids.
 
 type Json = Record<string, unknown>
+interface Header extends Json {
+  required?: boolean
+  schema?: Json
+}
+interface Response {
+  description: string
+  headers?: Record<string, Header>
+  content?: Record<string, { schema: Json }>
+}
 interface Operation extends Json {
   operationId?: string
   parameters?: Json[]
   requestBody?: { content: Record<string, { schema: Json }> }
-  responses: Record<string, { content?: Record<string, { schema: Json }> }>
+  responses: Record<string, Response>
   security?: Record<string, string[]>[]
 }
 interface OpenApiDocument {
   openapi: string
   info: Json
   paths: Record<string, Record<string, Operation>>
-  components?: { schemas?: Record<string, Json>; securitySchemes?: Record<string, Json> }
+  components?: {
+    schemas?: Record<string, Json>
+    securitySchemes?: Record<string, Json>
+    headers?: Record<string, Header>
+    parameters?: Record<string, Json>
+  }
 }
 
 /** The spec's print job fields (Resources → Print job), each always present. */
@@ -59,11 +76,13 @@ const CREATE_OPERATIONS: [string, string][] = [
 ]
 
 let cloud: TestCloud
+let account: TestAccount
 let doc: OpenApiDocument
 let status: number
 let contentType: string | null
 beforeAll(async () => {
   cloud = await startTestCloud()
+  account = cloud.createAccount()
   const base = await listen(cloud.app)
   const res = await fetch(`${base}/openapi.json`)
   status = res.status
@@ -216,14 +235,42 @@ describe('GET /openapi.json', () => {
     expect(cursor && resolve(cursor.schema as Json)).toMatchObject({ type: 'string', format: 'uuid' })
   })
 
-  it('has the bearerAuth security scheme, required by every /api/v1 operation', () => {
+  it.each([
+    ['/api/v1/print-jobs', 'post', ['print_jobs:write']],
+    ['/api/v1/print-jobs/from-url', 'post', ['documents:write', 'print_jobs:write']],
+    ['/api/v1/print-jobs/from-base64', 'post', ['documents:write', 'print_jobs:write']],
+    ['/api/v1/print-jobs/{printJobId}', 'get', ['print_jobs:read']],
+    ['/api/v1/print-jobs/{printJobId}/cancel', 'post', ['print_jobs:write']],
+    ['/api/v1/print-jobs', 'get', ['print_jobs:read']],
+    ['/api/v1/agents', 'get', ['printers:read']],
+    ['/api/v1/printers', 'get', ['printers:read']],
+    ['/api/v1/documents', 'post', ['documents:write']],
+  ])('%s %s requires a bearer token with the scopes %j', (path, method, scopes) => {
     expect(doc.components?.securitySchemes?.bearerAuth).toMatchObject({ type: 'http', scheme: 'bearer' })
+    expect(operation(path, method).security).toEqual([{ bearerAuth: scopes }, { clientCredentials: scopes }])
+  })
+
+  it('every /api/v1 operation states its scopes', () => {
     for (const [path, methods] of Object.entries(doc.paths)) {
       if (!path.startsWith('/api/v1/')) continue
       for (const [method, op] of Object.entries(methods)) {
-        expect(op.security, `${method} ${path}`).toEqual([{ bearerAuth: [] }])
+        const scopes = op.security?.[0]?.bearerAuth
+        expect(scopes?.length, `${method} ${path}`).toBeGreaterThan(0)
       }
     }
+  })
+
+  it('the token request needs no scheme (credentials in the body) or HTTP Basic; enrollment needs none', () => {
+    expect(operation('/oauth/token', 'post').security).toEqual([{}, { clientBasic: [] }])
+    expect(doc.components?.securitySchemes?.clientBasic).toMatchObject({ type: 'http', scheme: 'basic' })
+    expect(operation('/agent-api/v1/enroll', 'post').security).toEqual([])
+  })
+
+  it.each([
+    ['/agent-api/v1/connection', 'get'],
+    ['/agent-api/v1/documents/{documentId}', 'get'],
+  ])('%s %s takes a hub credential', (path, method) => {
+    expect(operation(path, method).security).toEqual([{ hubCredential: [] }])
   })
 
   it('documents the token request as form-urlencoded', () => {
@@ -234,5 +281,227 @@ describe('GET /openapi.json', () => {
   it('documents the upload as multipart/form-data', () => {
     const op = operation('/api/v1/documents', 'post')
     expect(Object.keys(op.requestBody?.content ?? {})).toEqual(['multipart/form-data'])
+  })
+})
+
+/** Every operation of the document, with its path and method. */
+function operations(): { path: string; method: string; op: Operation }[] {
+  return Object.entries(doc.paths).flatMap(([path, methods]) =>
+    Object.entries(methods).map(([method, op]) => ({ path, method, op })),
+  )
+}
+
+/** Every response of every operation, named for failure messages. */
+function responses(): { name: string; status: string; response: Response; op: Operation }[] {
+  return operations().flatMap(({ path, method, op }) =>
+    Object.entries(op.responses).map(([status, response]) => ({
+      name: `${method} ${path} ${status}`,
+      status,
+      response,
+      op,
+    })),
+  )
+}
+
+/** A header of a response, looking through `#/components/headers/…`. */
+function headerOf(response: Response, name: string): Header | undefined {
+  const found = response.headers?.[name]
+  return found && (resolve(found) as Header)
+}
+
+/** Every subschema reachable from `schema` (through refs), each once. */
+function reachable(schema: Json, seen = new Set<Json>()): Json[] {
+  const s = resolve(schema)
+  if (seen.has(s)) return []
+  seen.add(s)
+  const children = [
+    ...Object.values((s.properties as Record<string, Json>) ?? {}),
+    ...((s.anyOf as Json[]) ?? []),
+    ...((s.oneOf as Json[]) ?? []),
+    ...((s.allOf as Json[]) ?? []),
+    ...(s.items ? [s.items as Json] : []),
+  ]
+  return [s, ...children.flatMap((child) => reachable(child, seen))]
+}
+
+describe('the scopes the document states are the ones the service requires', () => {
+  const scoped = () =>
+    operations().flatMap(({ path, method, op }) => {
+      const scopes = (op.security?.[0]?.bearerAuth ?? []) as Scope[]
+      return scopes.map((missing) => ({ path, method, scopes, missing }))
+    })
+
+  it('a token lacking any one of an operation’s scopes gets 403 insufficient_scope; with them, no 401/403', async () => {
+    const cases = scoped()
+    expect(cases.length).toBeGreaterThan(9)
+    for (const { path, method, scopes, missing } of cases) {
+      const url = path.replace(/\{[^}]+\}/g, randomUUID())
+      const without = await cloud.app.inject({
+        method: method.toUpperCase() as 'GET' | 'POST',
+        url,
+        headers: bearer(account.token(SCOPES.filter((scope) => scope !== missing))),
+      })
+      expectInjectedError(without, 'insufficient_scope', {
+        required_scopes: scopes,
+        missing_scopes: [missing],
+      })
+      const withThem = await cloud.app.inject({
+        method: method.toUpperCase() as 'GET' | 'POST',
+        url,
+        headers: bearer(account.token(scopes)),
+      })
+      expect([401, 403], `${method} ${path}`).not.toContain(withThem.statusCode)
+    }
+  })
+})
+
+describe('named types for generated clients', () => {
+  it.each([
+    ['/api/v1/print-jobs', 'post', '201', 'PrintJob'],
+    ['/api/v1/print-jobs/from-url', 'post', '201', 'PrintJob'],
+    ['/api/v1/print-jobs/from-base64', 'post', '201', 'PrintJob'],
+    ['/api/v1/print-jobs/{printJobId}', 'get', '200', 'PrintJob'],
+    ['/api/v1/print-jobs/{printJobId}/cancel', 'post', '202', 'PrintJob'],
+    ['/api/v1/print-jobs', 'get', '200', 'PrintJobPage'],
+    ['/api/v1/printers', 'get', '200', 'PrinterPage'],
+    ['/api/v1/agents', 'get', '200', 'AgentPage'],
+    ['/api/v1/documents', 'post', '201', 'Document'],
+    ['/oauth/token', 'post', '200', 'TokenResponse'],
+    ['/api/v1/printers', 'get', '4XX', 'Error'],
+  ])('%s %s %s is #/components/schemas/%s', (path, method, status, name) => {
+    const schema = operation(path, method).responses[status]?.content?.['application/json']?.schema
+    expect(schema).toEqual({ $ref: `#/components/schemas/${name}` })
+    expect(doc.components?.schemas?.[name]).toMatchObject({ title: name, type: 'object' })
+  })
+
+  it('names the shapes inside them too: Printer, Agent, the printer health and every enum', () => {
+    const page = resolve({ $ref: '#/components/schemas/PrinterPage' })
+    expect((page.properties as Record<string, Json>).data).toEqual({
+      type: 'array',
+      items: { $ref: '#/components/schemas/Printer' },
+    })
+    expect(Object.keys(doc.components?.schemas ?? {})).toEqual(
+      expect.arrayContaining([
+        'Agent',
+        'Printer',
+        'PrinterCapabilities',
+        'PrinterHealth',
+        'HealthState',
+        'PrintJobStatus',
+        'DocumentFormat',
+        'RawLanguage',
+        'WaitingReason',
+      ]),
+    )
+  })
+
+  it('every enum says its type', () => {
+    const enums: Json[] = []
+    const walk = (node: unknown) => {
+      if (node === null || typeof node !== 'object') return
+      if (Array.isArray((node as Json).enum)) enums.push(node as Json)
+      for (const child of Object.values(node)) walk(child)
+    }
+    walk(doc)
+    expect(enums.length).toBeGreaterThan(10)
+    for (const schema of enums) expect(schema.type, JSON.stringify(schema)).toBe('string')
+  })
+
+  it('no response object forbids additional properties (spec: additive changes within v1)', () => {
+    for (const { name, response } of responses()) {
+      for (const media of Object.values(response.content ?? {})) {
+        for (const schema of reachable(media.schema)) {
+          expect(schema.additionalProperties, name).not.toBe(false)
+        }
+      }
+    }
+  })
+
+  it('request bodies still refuse unknown fields, as the service does', () => {
+    expect(jsonBody(operation('/api/v1/print-jobs', 'post')).additionalProperties).toBe(false)
+  })
+
+  it('the Error schema lists every error_code of the catalogue, open to additions', () => {
+    const error = resolve({ $ref: '#/components/schemas/Error' })
+    const code = (error.properties as Record<string, Json>).error_code as Json
+    expect(code.type).toBe('string')
+    expect(code['x-extensible-enum']).toEqual(Object.keys(ERROR_CODES))
+    for (const name of Object.keys(ERROR_CODES)) expect(code.description).toContain(`\`${name}\``)
+  })
+})
+
+describe('a truthful contract', () => {
+  it('every response has its own description', () => {
+    for (const { name, response } of responses()) {
+      expect(response.description, name).not.toBe('Default Response')
+      expect(response.description.length, name).toBeGreaterThan(10)
+    }
+  })
+
+  it('every response declares X-Request-Id (at most 128 characters), required', () => {
+    for (const { name, response } of responses()) {
+      const header = headerOf(response, 'X-Request-Id')
+      expect(header?.required, name).toBe(true)
+      expect(header?.schema, name).toMatchObject({ type: 'string', maxLength: 128 })
+    }
+  })
+
+  it('every operation takes an optional X-Request-Id of at most 128 characters', () => {
+    for (const { path, method, op } of operations()) {
+      const param = (op.parameters ?? []).map(resolve).find((p) => p.name === 'X-Request-Id')
+      expect(param, `${method} ${path}`).toMatchObject({ in: 'header', required: false })
+      expect(param?.schema, `${method} ${path}`).toMatchObject({ type: 'string', maxLength: 128 })
+    }
+  })
+
+  it('every operation may answer 429 with Retry-After and the X-RateLimit headers, and 503 with Retry-After', () => {
+    for (const { path, method, op } of operations()) {
+      const limited = op.responses['429']
+      expect(limited, `${method} ${path}`).toBeDefined()
+      for (const name of [
+        'Retry-After',
+        'X-RateLimit-Limit',
+        'X-RateLimit-Remaining',
+        'X-RateLimit-Reset',
+        'X-RateLimit-Scope',
+      ]) {
+        expect(headerOf(limited!, name)?.required, `${method} ${path} 429 ${name}`).toBe(true)
+      }
+      expect(headerOf(limited!, 'Retry-After')?.schema).toMatchObject({ type: 'integer', minimum: 1 })
+      expect(headerOf(op.responses['503']!, 'Retry-After')?.required, `${method} ${path} 503`).toBe(true)
+      expect(op.responses['4XX'], `${method} ${path}`).toBeDefined()
+      expect(op.responses['5XX'], `${method} ${path}`).toBeDefined()
+    }
+  })
+
+  it.each(CREATE_OPERATIONS)('%s (%s): the 201 may say Idempotent-Replayed', (path) => {
+    const header = headerOf(operation(path, 'post').responses['201']!, 'Idempotent-Replayed')
+    expect(header).toMatchObject({ required: false, schema: { type: 'string', enum: ['true'] } })
+  })
+
+  it('document_url is a uri and document_base64 is byte', () => {
+    const url = jsonBody(operation('/api/v1/print-jobs/from-url', 'post')).properties as Record<string, Json>
+    const b64 = jsonBody(operation('/api/v1/print-jobs/from-base64', 'post')).properties as Record<
+      string,
+      Json
+    >
+    expect(url.document_url).toMatchObject({ type: 'string', format: 'uri' })
+    expect(b64.document_base64).toMatchObject({ type: 'string', format: 'byte' })
+  })
+
+  it('the token request requires grant_type client_credentials', () => {
+    const body = operation('/oauth/token', 'post').requestBody?.content['application/x-www-form-urlencoded']
+    const schema = resolve(body!.schema)
+    expect(schema.required).toEqual(['grant_type'])
+    expect((schema.properties as Record<string, Json>).grant_type).toEqual({
+      type: 'string',
+      enum: ['client_credentials'],
+    })
+  })
+
+  it('the hub’s document download is application/octet-stream with its SHA-256', () => {
+    const ok = operation('/agent-api/v1/documents/{documentId}', 'get').responses['200']!
+    expect(Object.keys(ok.content ?? {})).toEqual(['application/octet-stream'])
+    expect(headerOf(ok, 'X-Content-SHA256')).toMatchObject({ required: true, schema: { type: 'string' } })
   })
 })

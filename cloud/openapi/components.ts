@@ -1,0 +1,102 @@
+import { ERROR_CODES } from '../../protocol/errors.ts'
+
+type Schema = Record<string, unknown>
+interface Document {
+  paths: Record<string, Record<string, { responses?: Record<string, { content?: Record<string, Media> }> }>>
+  components: { schemas?: Record<string, Schema> }
+}
+interface Media {
+  schema?: Schema
+}
+
+const SCHEMA_MAPS = ['properties', 'patternProperties', '$defs'] as const
+const SCHEMA_LISTS = ['anyOf', 'oneOf', 'allOf', 'prefixItems'] as const
+const SCHEMA_SLOTS = ['items', 'additionalProperties', 'not', 'contains'] as const
+
+/** A copy of `schema` with `map` applied to each direct subschema. */
+function mapSubschemas(schema: Schema, map: (sub: Schema) => Schema): Schema {
+  const out: Schema = { ...schema }
+  for (const key of SCHEMA_MAPS) {
+    const subs = schema[key] as Record<string, Schema> | undefined
+    if (subs) out[key] = Object.fromEntries(Object.entries(subs).map(([name, sub]) => [name, map(sub)]))
+  }
+  for (const key of SCHEMA_LISTS) {
+    const subs = schema[key] as Schema[] | undefined
+    if (subs) out[key] = subs.map(map)
+  }
+  for (const key of SCHEMA_SLOTS) {
+    const sub = schema[key]
+    if (sub !== null && typeof sub === 'object') out[key] = map(sub as Schema)
+  }
+  return out
+}
+
+/** TypeBox writes enums without `type`; generators need it to type the values. Walks the whole document. */
+export function typeEnums(node: unknown): void {
+  if (node === null || typeof node !== 'object') return
+  for (const child of Object.values(node)) typeEnums(child)
+  const schema = node as Schema
+  const values = schema.enum
+  if (!Array.isArray(values) || schema.type !== undefined) return
+  if (values.every((v) => typeof v === 'string')) schema.type = 'string'
+  else if (values.every((v) => Number.isInteger(v))) schema.type = 'integer'
+  else if (values.every((v) => typeof v === 'number')) schema.type = 'number'
+}
+
+/**
+ * Responses may gain fields within v1 (spec: Versioning), so the document does not promise their absence;
+ * the service's serializer still sends only the fields of its schemas.
+ */
+function openObjects(schema: Schema): Schema {
+  const out = mapSubschemas(schema, openObjects)
+  if (out.additionalProperties === false) delete out.additionalProperties
+  return out
+}
+
+/** Replaces each titled subschema by a reference to `components.schemas[title]`, bottom up. */
+function hoistTitled(schema: Schema, components: Record<string, Schema>): Schema {
+  const out = mapSubschemas(schema, (sub) => hoistTitled(sub, components))
+  const title = out.title
+  if (typeof title !== 'string') return out
+  const known = components[title]
+  if (known && JSON.stringify(known) !== JSON.stringify(out)) {
+    throw new Error(`OpenAPI: two different schemas are titled ${title}`)
+  }
+  components[title] = out
+  return { $ref: `#/components/schemas/${encodeURIComponent(title)}` }
+}
+
+/** The catalogue of `error_code` values, open to additions within v1 (protocol/errors.ts). */
+function listErrorCodes(error: Schema): void {
+  const properties = error.properties as Record<string, Schema>
+  const codes = Object.entries(ERROR_CODES)
+  properties.error_code = {
+    ...properties.error_code,
+    description:
+      'A stable code; new codes may be added within v1, so treat an unknown one by its HTTP status. ' +
+      `The codes:\n\n${codes.map(([code, e]) => `- \`${code}\` (${e.status}): ${e.description}`).join('\n')}`,
+    'x-extensible-enum': codes.map(([code]) => code),
+  }
+}
+
+/**
+ * Names the shapes of responses: each titled schema in a response (PrintJob, Printer, Error, the enums, ...)
+ * becomes a component a generated client can import. Request bodies and parameters stay inline, as clients
+ * send them (and as the property tests read them).
+ */
+export function nameResponseSchemas(doc: Document): void {
+  const components: Record<string, Schema> = { ...doc.components.schemas }
+  for (const methods of Object.values(doc.paths)) {
+    for (const op of Object.values(methods)) {
+      for (const response of Object.values(op.responses ?? {})) {
+        for (const media of Object.values(response.content ?? {})) {
+          if (media.schema) media.schema = hoistTitled(openObjects(media.schema), components)
+        }
+      }
+    }
+  }
+  if (components.Error) listErrorCodes(components.Error)
+  doc.components.schemas = Object.fromEntries(
+    Object.entries(components).sort(([a], [b]) => a.localeCompare(b)),
+  )
+}

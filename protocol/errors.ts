@@ -85,7 +85,8 @@ export const ERROR_CODES = {
   method_not_allowed: {
     status: 405,
     error: 'method_not_allowed',
-    description: 'The path exists but does not take this method; `Allow` and details.allowed_methods list those it takes.',
+    description:
+      'The path exists but does not take this method; `Allow` and details.allowed_methods list those it takes.',
   },
   idempotency_key_conflict: {
     status: 409,

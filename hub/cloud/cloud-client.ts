@@ -4,7 +4,9 @@ import { mkdir, rename, rm, stat } from 'node:fs/promises'
 import path from 'node:path'
 import { Readable, Transform } from 'node:stream'
 import { pipeline } from 'node:stream/promises'
-import type { ConnectionInfo, EnrollResponse } from '../../protocol/agent-api.ts'
+import { ConnectionInfo, EnrollResponse } from '../../protocol/agent-api.ts'
+import { ErrorBody } from '../../protocol/errors.ts'
+import { conforming } from './cloud-reply.ts'
 
 /**
  * A refusal from the cloud, with its error_code, or a failure to reach it. `retryAfterMs` is set when the
@@ -39,9 +41,25 @@ export function retryAfterMs(header: string | null, now = Date.now()): number | 
 /** The statuses with which the cloud asks to be asked again later (RFC 6585 §4, RFC 9110 §15.6.4). */
 const COME_BACK_LATER = [429, 503]
 
+const errorBody = conforming(ErrorBody)
+const enrollReply = conforming(EnrollResponse)
+const connectionReply = conforming(ConnectionInfo)
+
 async function failure(res: Response): Promise<CloudError> {
-  const body = (await res.json().catch(() => ({}))) as { error_code?: string; message?: string }
-  return new CloudError(body.message ?? `HTTP ${res.status}`, body.error_code ?? 'http_error', res.status)
+  const body = errorBody(await res.json().catch(() => null))
+  return new CloudError(body?.message ?? `HTTP ${res.status}`, body?.error_code ?? 'http_error', res.status)
+}
+
+/** The body of a successful reply, checked against its protocol schema. */
+async function reply<T>(res: Response, read: (value: unknown) => T | null, what: string): Promise<T> {
+  const value = read(await res.json().catch(() => null))
+  if (value === null)
+    throw new CloudError(
+      `the cloud's ${what} reply does not match the protocol`,
+      'unexpected_reply',
+      res.status,
+    )
+  return value
 }
 
 async function call(url: string, init: RequestInit): Promise<Response> {
@@ -70,13 +88,13 @@ export class CloudClient {
       body: JSON.stringify({ token, hostname, agent_version: agentVersion }),
     })
     if (res.status !== 201) throw await failure(res)
-    return (await res.json()) as EnrollResponse
+    return reply(res, enrollReply, 'enrollment')
   }
 
   async connection(): Promise<ConnectionInfo> {
     const res = await call(`${this.cloudUrl}/agent-api/v1/connection`, { headers: this.#auth() })
     if (!res.ok) throw await failure(res)
-    return (await res.json()) as ConnectionInfo
+    return reply(res, connectionReply, 'connection')
   }
 
   /**

@@ -47,6 +47,20 @@ export class ApiClient {
     return res.body
   }
 
+  /** Every print job of the account, page after page (newest first). */
+  async allJobs(): Promise<PrintJob[]> {
+    const jobs: PrintJob[] = []
+    let cursor: string | null = null
+    do {
+      const page: { status: number; body: { data: PrintJob[]; next_cursor: string | null } } =
+        await this.request('GET', `/api/v1/print-jobs?limit=100${cursor ? `&cursor=${cursor}` : ''}`)
+      if (page.status !== 200) throw new Error(`listing print jobs answered ${page.status}`)
+      jobs.push(...page.body.data)
+      cursor = page.body.next_cursor
+    } while (cursor)
+    return jobs
+  }
+
   async job(printJobId: string): Promise<PrintJob> {
     return (await this.request<PrintJob>('GET', `/api/v1/print-jobs/${printJobId}`)).body
   }

@@ -2,7 +2,8 @@ import type { PrintJob } from '../../protocol/print-job.ts'
 import { occurrences } from './receipts.ts'
 
 /** When a job's cancel is sent: at once, after a few ms, when its printer next receives bytes, or on its first byte. */
-export type CancelMode = 'at-once' | 'soon' | 'next-up' | 'on-first-byte'
+export const CANCEL_MODES = ['at-once', 'soon', 'next-up', 'on-first-byte'] as const
+export type CancelMode = (typeof CANCEL_MODES)[number]
 
 /** What the backend did for one job and what it was told. */
 export interface JobTrace {
@@ -106,6 +107,9 @@ export function judge(traces: JobTrace[], jobs: PrintJob[], received: Buffer[]) 
       wrong('cancel got an unexpected answer', seen)
     }
   }
+  const ids = traces.map((t) => t.id).filter((id) => id !== null)
+  for (const id of new Set(ids.filter((id, i) => ids.indexOf(id) !== i)))
+    violations.push(`job ${id} was answered to two different keys`)
   // Every request carried a key and got one job: any other job in the account came from a key used twice.
   const extra = jobs.filter((job) => !answered.has(job.print_job_id))
   for (const job of extra)
@@ -133,4 +137,38 @@ export function judge(traces: JobTrace[], jobs: PrintJob[], received: Buffer[]) 
       keys_with_two_jobs: extra.length,
     },
   }
+}
+
+/** The figures a run prints (fault-and-race.ts adds the faults, retries and duration to the verdict's). */
+export type FaultAndRaceFigures = ReturnType<typeof judge>['figures'] & {
+  seed: number
+  jobs_submitted: number
+  hub_kills: number
+  cloud_kills: number
+  broker_link_cuts: number
+  api_link_cuts: number
+  create_retries: number
+  cancel_retries: number
+  idempotent_replays: number
+  violations: number
+  duration_s: number
+}
+
+/** The figures as a few readable lines. */
+export function summarize(f: FaultAndRaceFigures): string {
+  const reasons = Object.entries(f.failed_by_reason)
+    .map(([reason, count]) => `${reason} ${count}`)
+    .join(', ')
+  return [
+    `fault and race, seed ${f.seed} (replay with SOAK_SEED=${f.seed}), ${f.duration_s} s`,
+    `  jobs: ${f.jobs_submitted} submitted, ${f.jobs_accepted} accepted; ${f.printed} printed, ${f.cancelled} cancelled, ` +
+      `${f.failed} failed (${reasons || 'none'}); ${f.interrupted_with_bytes} interrupted with bytes at the printer; ${f.not_final} not final`,
+    `  cancels: ${f.cancels_sent} sent: ${f.cancels_200} answered 200, ${f.cancels_202} 202 ` +
+      `(${f.cancels_202_then_cancelled} of them ended cancelled), ${f.cancels_409} 409`,
+    `  faults: ${f.hub_kills} hub kills, ${f.cloud_kills} cloud kills, ${f.broker_link_cuts} broker link cuts, ` +
+      `${f.api_link_cuts} API link cuts`,
+    `  retries: ${f.create_retries} creates, ${f.cancel_retries} cancels; ${f.idempotent_replays} idempotent replays ` +
+      `(${f.deliberate_resends} deliberate resends); keys that made two jobs: ${f.keys_with_two_jobs}`,
+    `  violations: ${f.violations}`,
+  ].join('\n')
 }

@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest'
-import { runFaultAndRace, summarize } from './fault-and-race.ts'
+import { runFaultAndRace } from './fault-and-race.ts'
+import { summarize } from './fault-and-race-verdict.ts'
 
 const SEED = Number(process.env.SOAK_SEED ?? Date.now() % 1_000_000)
 

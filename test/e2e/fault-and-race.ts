@@ -4,91 +4,18 @@ import { freePort } from '../helpers/free-port.ts'
 import { startTcpProxy } from '../helpers/tcp-proxy.ts'
 import { type PrinterSimulator, startPrinterSimulator } from '../simulators/printer-simulator.ts'
 import { ApiClient } from './api-client.ts'
+import { type FaultAndRaceOptions, planRun } from './fault-and-race-plan.ts'
 import {
   type CancelMode,
+  type FaultAndRaceFigures,
   type FaultCounts,
   isTerminal,
   type JobTrace,
   judge,
 } from './fault-and-race-verdict.ts'
 import { newTempDir, setUpAccount, startCloudProcess, startHubProcess, stopAll } from './harness.ts'
-import { namedReceipt, seededRandom } from './receipts.ts'
+import { namedReceipt } from './receipts.ts'
 import { RetryingClient } from './retrying-client.ts'
-
-/**
- * Issue 6, point 10: the standing fault-and-race run. A backend submits jobs over two simulated ESC/POS
- * network printers on one hub, each with an Idempotency-Key and retried until answered, and cancels some of
- * them at racing moments, while the hub and the cloud are killed with SIGKILL (and restarted on the same data
- * and ports), the hub's broker link and the backend's API link are cut. Then every job must end final, and
- * the bytes at each printer must agree with what the API says (see fault-and-race-verdict.ts). `npm test` runs
- * a short form (fault-and-race.test.ts), `npm run soak` the full size (test/soak/run.ts).
- */
-export interface FaultAndRaceOptions {
-  jobs: number
-  seed: number
-  faults: FaultCounts
-  /** Share of jobs that get a cancel (default 0.3). */
-  cancelShare?: number
-  /** Share of jobs whose create is sent a second time after its answer, as after a lost response (0.05). */
-  resendShare?: number
-  /** Creates in flight at once (4). */
-  concurrency?: number
-  /** At most this many accepted jobs not yet seen at a printer (or cancelled), so faults hit a flowing queue. */
-  window?: number
-  /**
-   * Kill the cloud only while no create is in flight (new creates wait, then meet the dead cloud). A create
-   * caught by the kill holds its Idempotency-Key "in progress" for the claim's lock (120 s) before a retry
-   * runs again: the short form avoids that wait to stay fast; the soak leaves it to chance.
-   */
-  cloudKillsBetweenCreates?: boolean
-  /** Bound on the whole run; the run throws beyond it. */
-  timeLimitMs: number
-  log?: (line: string) => void
-}
-
-type FaultKind = 'hub-kill' | 'cloud-kill' | 'broker-cut' | 'api-cut'
-interface FaultPlan {
-  atJob: number
-  kind: FaultKind
-  delayMs: number
-  outageMs: number
-}
-interface JobPlan {
-  printer: number
-  cancel: CancelMode | null
-  cancelDelayMs: number
-  resend: boolean
-}
-
-const CANCEL_MODES: CancelMode[] = ['at-once', 'soon', 'next-up', 'on-first-byte']
-
-/** Everything random about a run comes from its seed, drawn up front so that concurrency cannot reorder it. */
-export function planRun(options: FaultAndRaceOptions) {
-  const next = seededRandom(options.seed)
-  const pick = <T>(items: T[]) => items[Math.floor(next() * items.length)]!
-  const jobs: JobPlan[] = Array.from({ length: options.jobs }, () => ({
-    printer: next() < 0.5 ? 0 : 1,
-    cancel: next() < (options.cancelShare ?? 0.3) ? pick(CANCEL_MODES) : null,
-    cancelDelayMs: Math.floor(next() * 60),
-    resend: next() < (options.resendShare ?? 0.05),
-  }))
-  const kinds: [FaultKind, number][] = [
-    ['hub-kill', options.faults.hubKills],
-    ['cloud-kill', options.faults.cloudKills],
-    ['broker-cut', options.faults.brokerCuts],
-    ['api-cut', options.faults.apiCuts],
-  ]
-  const faults: FaultPlan[] = kinds.flatMap(([kind, count]) =>
-    Array.from({ length: count }, () => ({
-      kind,
-      atJob: Math.floor(options.jobs * (0.05 + 0.85 * next())),
-      delayMs: Math.floor(next() * 300),
-      outageMs: Math.floor(next() * (kind === 'broker-cut' ? 2500 : 600)),
-    })),
-  )
-  faults.sort((a, b) => a.atJob - b.atJob)
-  return { jobs, faults }
-}
 
 /** Wakes whoever waits for the run to move on (a job accepted, seen at a printer, or its cancel answered). */
 class Progress {
@@ -102,6 +29,14 @@ class Progress {
     return Promise.race([new Promise<void>((resolve) => this.#waiters.add(resolve)), sleep(ms)])
   }
 }
+
+/** A create request's body: the receipt as Base64 raw ESC/POS. */
+const receiptBody = (printerId: string, payload: Buffer) => ({
+  printer_id: printerId,
+  document_base64: payload.toString('base64'),
+  document_format: 'raw',
+  document_raw_language: 'escpos',
+})
 
 /** Calls `onHead(n, printer)` for each job head (`<JOB-seed-n>`) as it reaches a printer, and `onData(printer)`. */
 function watchHeads(
@@ -127,23 +62,17 @@ function watchHeads(
   })
 }
 
-async function allJobs(api: ApiClient): Promise<PrintJob[]> {
-  const jobs: PrintJob[] = []
-  let cursor: string | null = null
-  do {
-    const query: string = cursor ? `&cursor=${cursor}` : ''
-    const page = await api.request<{ data: PrintJob[]; next_cursor: string | null }>(
-      'GET',
-      `/api/v1/print-jobs?limit=100${query}`,
-    )
-    if (page.status !== 200) throw new Error(`listing jobs answered ${page.status}`)
-    jobs.push(...page.body.data)
-    cursor = page.body.next_cursor
-  } while (cursor)
-  return jobs
-}
-
-export async function runFaultAndRace(options: FaultAndRaceOptions) {
+/**
+ * Issue 6, point 10: the standing fault-and-race run. A backend submits jobs over two simulated ESC/POS
+ * network printers on one hub, each with an Idempotency-Key and retried until answered, and cancels some of
+ * them at racing moments, while the hub and the cloud are killed with SIGKILL (and restarted on the same data
+ * and ports), the hub's broker link and the backend's API link are cut. Then every job must end final, and
+ * the bytes at each printer must agree with what the API says (see fault-and-race-verdict.ts). `npm test` runs
+ * a short form (fault-and-race.test.ts), `npm run soak` the full size (test/soak/run.ts).
+ */
+export async function runFaultAndRace(
+  options: FaultAndRaceOptions,
+): Promise<{ figures: FaultAndRaceFigures; violations: string[] }> {
   const startedAt = Date.now()
   const log = (line: string) => options.log?.(`${((Date.now() - startedAt) / 1000).toFixed(1)} s: ${line}`)
   const deadline = startedAt + options.timeLimitMs
@@ -209,17 +138,20 @@ export async function runFaultAndRace(options: FaultAndRaceOptions) {
       submissionsDone = resolve
     })
 
+    // A fault that could not be injected (a process that did not come back) ends the run at once.
+    let fatal: unknown = null
     // A throttled queue: a stall (jobs that failed without a byte) is resolved by asking the API.
     const throttle = async () => {
       let quietSince = Date.now()
       while (accepted - settled.size >= (options.window ?? 40)) {
+        if (fatal) throw fatal
         if (Date.now() > deadline) throw new Error('the run did not finish in time (throttled submissions)')
         const before = settled.size
         await progress.next()
         if (settled.size !== before) quietSince = Date.now()
         else if (Date.now() - quietSince > 3000) {
           const byId = new Map(traces.map((t) => [t.id, t.n]))
-          for (const job of await allJobs(reader).catch(() => [])) {
+          for (const job of await reader.allJobs().catch(() => [])) {
             const n = byId.get(job.print_job_id)
             if (n !== undefined && isTerminal(job)) settled.add(n)
           }
@@ -271,12 +203,7 @@ export async function runFaultAndRace(options: FaultAndRaceOptions) {
         const t = traces[nextJob++]!
         const job = plan.jobs[t.n]!
         await throttle()
-        const body = {
-          printer_id: printerIds[t.printer],
-          document_base64: t.payload.toString('base64'),
-          document_format: 'raw',
-          document_raw_language: 'escpos',
-        }
+        const body = receiptBody(printerIds[t.printer]!, t.payload)
         const created = await create(body, t.key)
         t.id = created.job.print_job_id
         accepted++
@@ -288,7 +215,12 @@ export async function runFaultAndRace(options: FaultAndRaceOptions) {
     }
 
     const done: FaultCounts = { hubKills: 0, cloudKills: 0, brokerCuts: 0, apiCuts: 0 }
-    const injectFaults = async () => {
+    const injectFaults = () =>
+      injectEach().catch((error: unknown) => {
+        fatal = error
+        throw error
+      })
+    const injectEach = async () => {
       for (const fault of plan.faults) {
         while (accepted < fault.atJob && submitting) await progress.next()
         await sleep(fault.delayMs)
@@ -306,8 +238,7 @@ export async function runFaultAndRace(options: FaultAndRaceOptions) {
             })
             while (creating > 0) await progress.next()
           }
-          await cloud.kill()
-          open()
+          await cloud.kill().finally(open)
           done.cloudKills++
           await sleep(fault.outageMs)
           cloud = await startCloudProcess({
@@ -344,7 +275,7 @@ export async function runFaultAndRace(options: FaultAndRaceOptions) {
     // Everything is up again: every job must now reach a final status.
     let jobs: PrintJob[] = []
     for (;;) {
-      jobs = await allJobs(reader)
+      jobs = await reader.allJobs()
       if (jobs.every(isTerminal)) break
       if (Date.now() > deadline) break
       await sleep(250)
@@ -352,15 +283,8 @@ export async function runFaultAndRace(options: FaultAndRaceOptions) {
     // Sentinels: a job printed on each printer after every other one, so every byte sent before is there.
     for (const [i, printerId] of printerIds.entries()) {
       const sentinel = namedReceipt(`SENTINEL-${seed}-${i}`)
-      const { job } = await client.create(
-        {
-          printer_id: printerId,
-          document_base64: sentinel.bytes.toString('base64'),
-          document_format: 'raw',
-          document_raw_language: 'escpos',
-        },
-        `fault-race-${seed}-sentinel-${i}`,
-      )
+      const key = `fault-race-${seed}-sentinel-${i}`
+      const { job } = await client.create(receiptBody(printerId, sentinel.bytes), key)
       await reader.waitForJob(job.print_job_id, ['printed'], Math.max(1000, deadline - Date.now()))
     }
     for (const stop of unwatch) stop()
@@ -369,7 +293,7 @@ export async function runFaultAndRace(options: FaultAndRaceOptions) {
       jobs,
       printers.map((p) => p.received()),
     )
-    const figures = {
+    const figures: FaultAndRaceFigures = {
       seed,
       jobs_submitted: traces.length,
       ...verdict.figures,
@@ -388,25 +312,4 @@ export async function runFaultAndRace(options: FaultAndRaceOptions) {
     await stopAll()
     await Promise.all([...printers, ...links].map((thing) => thing.close()))
   }
-}
-
-export type FaultAndRaceFigures = Awaited<ReturnType<typeof runFaultAndRace>>['figures']
-
-/** The figures as a few readable lines. */
-export function summarize(f: FaultAndRaceFigures): string {
-  const reasons = Object.entries(f.failed_by_reason)
-    .map(([reason, count]) => `${reason} ${count}`)
-    .join(', ')
-  return [
-    `fault and race, seed ${f.seed} (replay with SOAK_SEED=${f.seed}), ${f.duration_s} s`,
-    `  jobs: ${f.jobs_submitted} submitted, ${f.jobs_accepted} accepted; ${f.printed} printed, ${f.cancelled} cancelled, ` +
-      `${f.failed} failed (${reasons || 'none'}); ${f.interrupted_with_bytes} interrupted with bytes at the printer; ${f.not_final} not final`,
-    `  cancels: ${f.cancels_sent} sent: ${f.cancels_200} answered 200, ${f.cancels_202} 202 ` +
-      `(${f.cancels_202_then_cancelled} of them ended cancelled), ${f.cancels_409} 409`,
-    `  faults: ${f.hub_kills} hub kills, ${f.cloud_kills} cloud kills, ${f.broker_link_cuts} broker link cuts, ` +
-      `${f.api_link_cuts} API link cuts`,
-    `  retries: ${f.create_retries} creates, ${f.cancel_retries} cancels; ${f.idempotent_replays} idempotent replays ` +
-      `(${f.deliberate_resends} deliberate resends); keys that made two jobs: ${f.keys_with_two_jobs}`,
-    `  violations: ${f.violations}`,
-  ].join('\n')
 }

@@ -3,7 +3,8 @@
  * SOAK_SEED, printed so that a failure can be replayed). Prints the figures as one JSON object, then a
  * readable summary; exits 1 if any job's status disagrees with the bytes at its printer.
  */
-import { runFaultAndRace, summarize } from '../e2e/fault-and-race.ts'
+import { runFaultAndRace } from '../e2e/fault-and-race.ts'
+import { summarize } from '../e2e/fault-and-race-verdict.ts'
 
 const seed = Number(process.env.SOAK_SEED ?? Date.now() % 1_000_000)
 const jobs = Number(process.env.SOAK_JOBS ?? 1200)

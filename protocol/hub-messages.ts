@@ -1,6 +1,6 @@
 import { type Static, type TSchema, Type } from 'typebox'
 import { DocumentFormat, RawLanguage } from './enums.ts'
-import { PrintOptions, WaitingReason } from './print-job.ts'
+import { ResolvedPrintOptions, WaitingReason } from './print-job.ts'
 import { PrinterCapabilities } from './printer.ts'
 import { PrinterHealth } from './printer-health.ts'
 
@@ -63,7 +63,7 @@ export const JobOffer = Type.Object({
     format: DocumentFormat,
     raw_language: Type.Union([RawLanguage, Type.Null()]),
   }),
-  options: Type.Required(PrintOptions),
+  options: ResolvedPrintOptions,
   created_at: DateTime,
   /** The hub drops and fails (`expired`) an offer it could not start before this time. */
   expires_at: DateTime,

@@ -22,26 +22,44 @@ const OffsetMm = Type.Number({ minimum: -2000, maximum: 2000 })
 const MarginMm = Type.Number({ minimum: 0, maximum: 2000 })
 const Dpi = Type.Integer({ minimum: 72, maximum: 2400 })
 
-/** Spec: Shared print options. All optional; the defaults below apply when omitted. */
-export const PrintOptions = Type.Object({
-  copies: Type.Optional(Type.Integer({ minimum: 1, maximum: 99 })),
-  intent: Type.Optional(Intent),
-  color_mode: Type.Optional(ColorMode),
-  duplex_mode: Type.Optional(DuplexMode),
-  media_width_mm: Type.Optional(Nullable(MediaMm)),
-  media_height_mm: Type.Optional(Nullable(MediaMm)),
-  dpi: Type.Optional(Nullable(Dpi)),
-  scale_mode: Type.Optional(ScaleMode),
-  orientation: Type.Optional(Orientation),
-  offset_x_mm: Type.Optional(OffsetMm),
-  offset_y_mm: Type.Optional(OffsetMm),
-  margin_top_mm: Type.Optional(MarginMm),
-  margin_right_mm: Type.Optional(MarginMm),
-  margin_bottom_mm: Type.Optional(MarginMm),
-  margin_left_mm: Type.Optional(MarginMm),
+/**
+ * Spec: Shared print options, written once: as a print job carries them (every option present, resolved to
+ * its default when omitted); requests take the same options, each optional.
+ */
+export const ResolvedPrintOptions = Type.Object({
+  copies: Type.Integer({ minimum: 1, maximum: 99 }),
+  intent: Intent,
+  color_mode: ColorMode,
+  duplex_mode: DuplexMode,
+  media_width_mm: Nullable(MediaMm),
+  media_height_mm: Nullable(MediaMm),
+  dpi: Nullable(Dpi),
+  scale_mode: ScaleMode,
+  orientation: Orientation,
+  offset_x_mm: OffsetMm,
+  offset_y_mm: OffsetMm,
+  margin_top_mm: MarginMm,
+  margin_right_mm: MarginMm,
+  margin_bottom_mm: MarginMm,
+  margin_left_mm: MarginMm,
 })
+export type ResolvedPrintOptions = Static<typeof ResolvedPrintOptions>
+
+/** Spec: Shared print options in a request: all optional; PRINT_OPTION_DEFAULTS apply when omitted. */
+export const PrintOptions = Type.Partial(ResolvedPrintOptions)
 export type PrintOptions = Static<typeof PrintOptions>
-export type ResolvedPrintOptions = { [K in keyof PrintOptions]-?: Exclude<PrintOptions[K], undefined> }
+
+/** The names of the print options, in the spec's order. */
+export const PRINT_OPTION_KEYS = Object.keys(
+  ResolvedPrintOptions.properties,
+) as (keyof ResolvedPrintOptions)[]
+
+/** The print options of a request body or a job, without anything else. */
+export function printOptionsOf(source: PrintOptions): PrintOptions {
+  const options: Record<string, unknown> = {}
+  for (const key of PRINT_OPTION_KEYS) if (source[key] !== undefined) options[key] = source[key]
+  return options as PrintOptions
+}
 
 /**
  * Defaults of omitted options (the spec leaves them open). One copy; `default` leaves colour, duplex and
@@ -126,21 +144,7 @@ export const PrintJob = Type.Object(
     document_raw_language: Nullable(RawLanguage),
     printer_id: Uuid,
     status: PrintJobStatus,
-    copies: Type.Integer({ minimum: 1, maximum: 99 }),
-    intent: Intent,
-    color_mode: ColorMode,
-    duplex_mode: DuplexMode,
-    media_width_mm: Nullable(MediaMm),
-    media_height_mm: Nullable(MediaMm),
-    dpi: Nullable(Dpi),
-    scale_mode: ScaleMode,
-    orientation: Orientation,
-    offset_x_mm: OffsetMm,
-    offset_y_mm: OffsetMm,
-    margin_top_mm: MarginMm,
-    margin_right_mm: MarginMm,
-    margin_bottom_mm: MarginMm,
-    margin_left_mm: MarginMm,
+    ...ResolvedPrintOptions.properties,
     created_at: DateTime,
     reserved_at: Nullable(DateTime),
     started_at: Nullable(DateTime),

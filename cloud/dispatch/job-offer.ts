@@ -1,13 +1,11 @@
 import type { JobOffer } from '../../protocol/hub-messages.ts'
 import { PROTOCOL_VERSION } from '../../protocol/hub-messages.ts'
-import { PRINT_OPTION_DEFAULTS, type ResolvedPrintOptions } from '../../protocol/print-job.ts'
+import { PRINT_OPTION_KEYS, type ResolvedPrintOptions } from '../../protocol/print-job.ts'
 import type { DispatchableJob } from '../storage/print-jobs.ts'
 
 /** The offer a hub gets for a job: where to download the document, its checksum, the options, the deadline. */
 export function jobOffer(job: DispatchableJob, publicUrl: string, expirySeconds: number): JobOffer {
-  const options = Object.fromEntries(
-    (Object.keys(PRINT_OPTION_DEFAULTS) as (keyof ResolvedPrintOptions)[]).map((key) => [key, job[key]]),
-  ) as ResolvedPrintOptions
+  const options = Object.fromEntries(PRINT_OPTION_KEYS.map((key) => [key, job[key]])) as ResolvedPrintOptions
   return {
     v: PROTOCOL_VERSION,
     print_job_id: job.print_job_id,

@@ -4,6 +4,7 @@ import {
   PRINT_OPTION_DEFAULTS,
   type PrintJob,
   type PrintOptions,
+  printOptionsOf,
   type ResolvedPrintOptions,
 } from '../../protocol/print-job.ts'
 import type { Printer } from '../../protocol/printer.ts'
@@ -14,11 +15,7 @@ import type { JobLog } from './lifecycle.ts'
 import { checkPrintRoute } from './route-check.ts'
 
 export function resolveOptions(options: PrintOptions): ResolvedPrintOptions {
-  const resolved = { ...PRINT_OPTION_DEFAULTS }
-  for (const key of Object.keys(PRINT_OPTION_DEFAULTS) as (keyof ResolvedPrintOptions)[]) {
-    if (options[key] !== undefined) Object.assign(resolved, { [key]: options[key] })
-  }
-  return resolved
+  return { ...PRINT_OPTION_DEFAULTS, ...printOptionsOf(options) }
 }
 
 function unknownReference(field: 'printer_id' | 'document_id', what: string): ApiError {

@@ -10,6 +10,7 @@ import {
   ListPrintJobsQuery,
   PrintJob,
   PrintJobIdParams,
+  printOptionsOf,
 } from '../../protocol/print-job.ts'
 import { decodeDocumentBase64 } from '../documents/base64.ts'
 import type { DocumentIntake } from '../documents/intake.ts'
@@ -55,19 +56,6 @@ const createResponses = {
   '4xx': ErrorBody,
   '5xx': ErrorBody,
 }
-const optionsOf = <T extends Record<string, unknown>>(body: T) => {
-  const {
-    document_id: _d,
-    printer_id: _p,
-    document_url: _u,
-    document_base64: _b,
-    document_filename: _f,
-    document_format: _fmt,
-    document_raw_language: _l,
-    ...options
-  } = body
-  return options
-}
 
 /** The print-job endpoints of the spec (Endpoints → Print jobs). */
 export const printJobRoutes: FastifyPluginAsync<PrintJobRoutesOptions> = async (app, opts) => {
@@ -97,7 +85,13 @@ export const printJobRoutes: FastifyPluginAsync<PrintJobRoutesOptions> = async (
       const { accountId } = authOf(request)
       const printer = submitter.printerFor(accountId, request.body.printer_id)
       const document = submitter.documentFor(accountId, request.body.document_id)
-      const job = await submitter.submit(accountId, printer, document, optionsOf(request.body), request.log)
+      const job = await submitter.submit(
+        accountId,
+        printer,
+        document,
+        printOptionsOf(request.body),
+        request.log,
+      )
       return reply.code(201).send(job)
     },
   )
@@ -127,7 +121,7 @@ export const printJobRoutes: FastifyPluginAsync<PrintJobRoutesOptions> = async (
       })
       return reply
         .code(201)
-        .send(await submitter.submit(accountId, printer, document, optionsOf(body), request.log))
+        .send(await submitter.submit(accountId, printer, document, printOptionsOf(body), request.log))
     },
   )
 
@@ -157,7 +151,7 @@ export const printJobRoutes: FastifyPluginAsync<PrintJobRoutesOptions> = async (
       })
       return reply
         .code(201)
-        .send(await submitter.submit(accountId, printer, document, optionsOf(body), request.log))
+        .send(await submitter.submit(accountId, printer, document, printOptionsOf(body), request.log))
     },
   )
 

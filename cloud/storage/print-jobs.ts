@@ -1,6 +1,6 @@
 import type { PrintJobStatus } from '../../protocol/enums.ts'
 import type { PageOf } from '../../protocol/pagination.ts'
-import { PRINT_OPTION_DEFAULTS, type PrintJob, type ResolvedPrintOptions } from '../../protocol/print-job.ts'
+import { PRINT_OPTION_KEYS, type PrintJob, type ResolvedPrintOptions } from '../../protocol/print-job.ts'
 import type { SqliteDatabase } from './database.ts'
 import { pageAfter } from './paging.ts'
 
@@ -98,8 +98,6 @@ interface JobRow {
   raw_language: PrintJob['document_raw_language']
 }
 
-const OPTION_KEYS = Object.keys(PRINT_OPTION_DEFAULTS) as (keyof ResolvedPrintOptions)[]
-
 const toJob = (row: JobRow): PrintJob => {
   const options = JSON.parse(row.options) as ResolvedPrintOptions
   return {
@@ -149,7 +147,7 @@ export function createPrintJobRepository(db: SqliteDatabase): PrintJobRepository
   )
   const insertWithinCapacity = db.transaction((accountId: string, job: PrintJob, capacity: number) => {
     if ((countUnfinished.get(accountId, capacity)?.n ?? 0) >= capacity) return false
-    const options = Object.fromEntries(OPTION_KEYS.map((key) => [key, job[key]]))
+    const options = Object.fromEntries(PRINT_OPTION_KEYS.map((key) => [key, job[key]]))
     insert.run(
       job.print_job_id,
       accountId,

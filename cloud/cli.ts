@@ -1,9 +1,11 @@
 import { parseArgs } from 'node:util'
 import { SCOPES, type Scope } from '../protocol/enums.ts'
 import { generateSecret, hashSecret } from './auth/secrets.ts'
+import { PortUnavailableError } from './busy-ports.ts'
 import { ConfigError, loadConfig } from './config.ts'
 import { createLogger } from './logging.ts'
 import { startCloud } from './server.ts'
+import { DataDirInUseError } from './storage/data-dir-lock.ts'
 import { openStorage } from './storage/storage.ts'
 
 /**
@@ -171,6 +173,10 @@ main(process.argv.slice(2)).catch((error: unknown) => {
   if (error instanceof UsageError) {
     process.stderr.write(`cloud: ${error.message}\n${USAGE}\n`)
     process.exit(2)
+  }
+  if (error instanceof PortUnavailableError || error instanceof DataDirInUseError) {
+    process.stderr.write(`cloud: ${error.message}\n`)
+    process.exit(1)
   }
   if (error instanceof ConfigError) {
     process.stderr.write(`cloud: bad configuration: ${error.message}\n`)

@@ -5,12 +5,14 @@ import type { Logger } from 'pino'
 import { buildApp } from './app.ts'
 import { type EmbeddedBroker, startBroker } from './broker/broker.ts'
 import { watchRevokedHubs } from './broker/revoked-hubs.ts'
+import { refuseBusyPorts } from './busy-ports.ts'
 import type { CloudConfig } from './config.ts'
 import { Dispatcher } from './dispatch/dispatcher.ts'
 import { Housekeeping } from './housekeeping/housekeeping.ts'
 import { createLogger } from './logging.ts'
 import { reachableAddresses } from './reachable-addresses.ts'
 import { createBlobStore } from './storage/blob-store.ts'
+import { lockDataDir } from './storage/data-dir-lock.ts'
 import { DATABASE_FILE, openStorage, type Storage } from './storage/storage.ts'
 
 export interface RunningCloud {
@@ -31,8 +33,18 @@ export async function startCloud(
   config: CloudConfig,
   logger: Logger = createLogger(config),
 ): Promise<RunningCloud> {
-  const storage = openStorage(config.dataDir, config.databaseBusyTimeoutMs)
-  const cleanups: (() => Promise<void> | void)[] = [() => storage.close()]
+  // Refused before anything is touched: a busy port, or DATA_DIR served by another cloud.
+  await refuseBusyPorts(config)
+  const lock = lockDataDir(config.dataDir)
+  const cleanups: (() => Promise<void> | void)[] = [() => lock.release()]
+  let storage: Storage
+  try {
+    storage = openStorage(config.dataDir, config.databaseBusyTimeoutMs)
+  } catch (error) {
+    lock.release()
+    throw error
+  }
+  cleanups.push(() => storage.close())
   const unwind = async () => {
     for (const cleanup of cleanups.splice(0).reverse()) await cleanup()
   }

@@ -45,6 +45,7 @@ export class Dispatcher {
   /** The loggers of cancel requests waiting for their hub: its confirmation is logged with the request id. */
   readonly #cancelLogs = new Map<string, JobLog>()
   #sweep: NodeJS.Timeout | undefined
+  readonly #offering = new Set<Promise<void>>()
 
   constructor(options: DispatcherOptions) {
     this.#o = options
@@ -86,24 +87,38 @@ export class Dispatcher {
       } catch (error) {
         this.#o.logger.error({ err: error }, 'pending-job expiry failed; it runs again at the next sweep')
       }
-      this.#offerMissed().catch((error: unknown) => {
-        this.#o.logger.error({ err: error }, 'offering missed jobs failed; it runs again at the next sweep')
-      })
+      void this.#tracked(
+        this.#offerMissed().catch((error: unknown) => {
+          this.#o.logger.error({ err: error }, 'offering missed jobs failed; it runs again at the next sweep')
+        }),
+      )
     }, sweepMs)
     this.#sweep.unref()
   }
 
-  stop(): void {
+  /** Stops handling hub messages and sweeping; resolves once the handlers and offers under way have ended. */
+  async stop(): Promise<void> {
     clearInterval(this.#sweep)
-    this.#retry.stop()
     this.#settled.stop()
+    await Promise.all([this.#retry.stop(), ...this.#offering])
+  }
+
+  /** Offers not started by a hub message (new jobs, the sweep), which stop() waits for too. */
+  #tracked(offering: Promise<void>): Promise<void> {
+    this.#offering.add(offering)
+    void offering.then(() => this.#offering.delete(offering))
+    return offering
   }
 
   /**
    * A job was created: offer it to its hub if the hub is online; otherwise it is offered when it connects. A
    * failure here never fails the request that created the job: the sweep offers it later.
    */
-  async jobCreated(job: PrintJob): Promise<void> {
+  jobCreated(job: PrintJob): Promise<void> {
+    return this.#tracked(this.#offerCreated(job))
+  }
+
+  async #offerCreated(job: PrintJob): Promise<void> {
     try {
       const dispatchable = this.#o.storage.printJobs.dispatchable(job.print_job_id)
       if (!dispatchable || !this.#o.storage.agents.findById(dispatchable.agent_id)?.online) return

@@ -23,6 +23,8 @@ export class HandlerRetry {
   readonly #baseMs: number
   readonly #latest = new Map<string, number>()
   readonly #timers = new Set<NodeJS.Timeout>()
+  /** Attempts still running: stop() waits for them, so that none touches storage after it was closed. */
+  readonly #running = new Set<Promise<void>>()
   #generation = 0
   #stopped = false
 
@@ -34,13 +36,22 @@ export class HandlerRetry {
   run(topic: string, agentId: string, latestKey: string | null, payload: object, handle: () => unknown) {
     const generation = ++this.#generation
     if (latestKey !== null) this.#latest.set(latestKey, generation)
-    return this.#attempt({ topic, agentId, latestKey, payload, handle, generation }, 1)
+    return this.#track(this.#attempt({ topic, agentId, latestKey, payload, handle, generation }, 1))
   }
 
-  stop(): void {
+  /** No further attempts; resolves once those already running have ended. */
+  async stop(): Promise<void> {
     this.#stopped = true
     for (const timer of this.#timers) clearTimeout(timer)
     this.#timers.clear()
+    await Promise.all(this.#running)
+  }
+
+  /** `attempt` never rejects: a failure is logged and retried. */
+  #track(attempt: Promise<void>): Promise<void> {
+    this.#running.add(attempt)
+    void attempt.then(() => this.#running.delete(attempt))
+    return attempt
   }
 
   async #attempt(
@@ -69,7 +80,7 @@ export class HandlerRetry {
       this.#logger.error({ ...log, retry_in_ms: delay }, 'hub message handler failed')
       const timer = setTimeout(() => {
         this.#timers.delete(timer)
-        void this.#attempt(message, attempt + 1)
+        void this.#track(this.#attempt(message, attempt + 1))
       }, delay)
       timer.unref()
       this.#timers.add(timer)

@@ -1,11 +1,18 @@
 import { randomUUID } from 'node:crypto'
 import { readFileSync } from 'node:fs'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { generateSecret, hashSecret } from '../../../cloud/auth/secrets.ts'
 import { connectTls } from '../../../cloud/fetch/safe-fetch.ts'
 import { tempDir } from '../../helpers/temp-dir.ts'
 import { makeCertificate, startHttpsServer, type TestServer } from '../fetch/tls-fixture.ts'
-import { ESCPOS_RECEIPT, startTestCloud, type TestAccount, type TestCloud } from '../test-cloud.ts'
-import { listen } from './api-helpers.ts'
+import {
+  ESCPOS_RECEIPT,
+  RECEIPT_PRINTER,
+  startTestCloud,
+  type TestAccount,
+  type TestCloud,
+} from '../test-cloud.ts'
+import { createReceiptJob, listen } from './api-helpers.ts'
 import { PrintServiceBackend, PrintServiceError } from './typed-client/backend.ts'
 import { contractChecker } from './typed-client/contract-check.ts'
 import {
@@ -125,6 +132,45 @@ describe('a client generated from /openapi.json', () => {
       ]),
     )
     expect(contract.checks.some((check) => check.status === 404)).toBe(true)
+  })
+})
+
+describe('the agent API answers as documented too', () => {
+  it('enroll, connection and document download (application/octet-stream)', async () => {
+    const { check } = contractChecker(openapi)
+    const token = generateSecret('enr')
+    cloud.storage.enrollments.create(
+      account.accountId,
+      'Back office',
+      hashSecret(token),
+      new Date(Date.now() + 60_000),
+    )
+    const enrolled = await fetch(`${base}/agent-api/v1/enroll`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ token, hostname: 'pi', agent_version: '1.0.0' }),
+    })
+    const checks = [await check('POST', '/agent-api/v1/enroll', enrolled.clone())]
+    const hub = (await enrolled.json()) as { agent_id: string; credential: string }
+    const printer = cloud.storage.printers.insert({
+      account_id: account.accountId,
+      agent_id: hub.agent_id,
+      name: 'Back office receipts',
+      capabilities: RECEIPT_PRINTER,
+      online: true,
+    })
+    const job = await createReceiptJob(cloud, account.token(), printer.printer_id)
+    const asHub = { headers: { authorization: `Bearer ${hub.credential}` } }
+    const connection = await fetch(`${base}/agent-api/v1/connection`, asHub)
+    checks.push(await check('GET', '/agent-api/v1/connection', connection))
+    const download = await fetch(`${base}/agent-api/v1/documents/${job.document_id}`, asHub)
+    expect(download.status).toBe(200)
+    checks.push(await check('GET', '/agent-api/v1/documents/{documentId}', download))
+    expect(checks).toEqual([
+      { operationId: 'enrollAgent', status: 201, problems: [] },
+      { operationId: 'getAgentConnection', status: 200, problems: [] },
+      { operationId: 'downloadAgentDocument', status: 200, problems: [] },
+    ])
   })
 })
 

@@ -1,269 +1,243 @@
 import { existsSync, mkdirSync, rmSync, writeFileSync } from 'node:fs'
 import path from 'node:path'
+import { type Static, type TSchema, Type } from 'typebox'
+import { Compile } from 'typebox/compile'
 import { maxHubPacketBytes } from './broker/hub-packet-bound.ts'
-import { LOG_FORMATS, type LogFormat } from './logging.ts'
+import { LOG_FORMATS } from './logging.ts'
 
 /**
- * Cloud configuration: one schema of settings, each with its environment variable, default and check.
- * `loadConfig` reads them once at start-up and names the first bad setting in a one-line message.
+ * Cloud configuration: one TypeBox schema. Each setting's schema says what a valid value is and carries where
+ * it comes from (`env`, its environment variable) and its `default`; `loadConfig` reads them once at start-up,
+ * checks them against the schema and names the first bad setting in a one-line message.
  */
-export interface CloudConfig {
-  host: string
-  port: number
-  mqttPort: number
-  dataDir: string
-  publicUrl: string
-  logLevel: string
-  /** `auto`: pretty lines on a terminal, JSON otherwise; `json` or `pretty` force one. */
-  logFormat: LogFormat
-  /** RFC 6749 §5.1 `expires_in` of access tokens. */
-  accessTokenTtlSeconds: number
-  maxDocumentBytes: number
-  maxBodyBytesInFlight: number
-  /** Bytes of an account's documents kept at once (not yet purged); a document beyond it is refused. */
-  accountStorageQuotaBytes: number
-  /** Hours a document is kept after its last job finished (or after upload, if it never had one). */
-  documentRetentionHours: number
-  /** How often housekeeping purges expired tokens, idempotency records and documents. */
-  housekeepingIntervalSeconds: number
-  printQueueCapacity: number
-  idempotencyTtlHours: number
-  fetchConnectTimeoutMs: number
-  fetchTotalTimeoutMs: number
-  fetchMaxRedirects: number
-  dnsTimeoutMs: number
-  dnsTries: number
-  inspectionTimeoutMs: number
-  inspectionMaxConcurrent: number
-  inspectionMaxQueued: number
-  inspectionMaxQueuedPerAccount: number
-  rateLimitWindowSeconds: number
-  rateLimitPerIp: number
-  rateLimitPerAccount: number
-  /** Requests of one hub on the agent API per window (its own quota, not its address's). */
-  rateLimitPerHub: number
-  tokenFailureWindowSeconds: number
-  tokenFailuresPerIp: number
-  tokenFailuresPerClient: number
-  /**
-   * Where hubs reach the broker. Empty (the default): the host name each hub used to reach the cloud, with
-   * MQTT_PORT, so that a hub on another machine is told an address that works for it.
-   */
-  mqttPublicUrl: string
-  mqttTlsCertFile: string
-  mqttTlsKeyFile: string
-  hubKeepaliveSeconds: number
-  /** Time a new MQTT connection has to send its CONNECT (aedes connectTimeout; TLS handshake too). */
-  mqttConnectTimeoutMs: number
-  /** Largest MQTT packet from an authenticated hub; by default the largest hub message the schemas allow. */
-  mqttMaxPacketBytes: number
-  /** MQTT connections not authenticated yet; beyond it new ones are closed at once. */
-  mqttMaxPendingConnections: number
-  pendingJobExpirySeconds: number
-  /** How long a write waits for a locked database before it fails (SQLite busy_timeout). */
-  databaseBusyTimeoutMs: number
-  /** How long a cancel waits for the hub to confirm it dropped the job before answering 202. */
-  cancelConfirmTimeoutMs: number
-  enrollmentTtlHours: number
-  /** Fastify's trustProxy: off, true, a hop count, or the proxies' addresses (comma-separated). */
-  trustProxy: boolean | number | string
-}
-
-type Kind =
-  | 'string'
-  | 'port'
-  | 'int'
-  | 'url'
-  | 'dir'
-  | 'level'
-  | 'log-format'
-  | 'optional-file'
-  | 'trust-proxy'
-interface Setting {
-  env: string
-  kind: Kind
-  min?: number
-  max?: number
-  default: (partial: Partial<CloudConfig>) => string
-}
-
 const MiB = 1024 * 1024
+const LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const
 
-export const SETTINGS: Record<keyof CloudConfig, Setting> = {
-  host: { env: 'HOST', kind: 'string', default: () => '0.0.0.0' },
-  port: { env: 'PORT', kind: 'port', default: () => '8080' },
-  mqttPort: { env: 'MQTT_PORT', kind: 'port', default: () => '1883' },
-  dataDir: { env: 'DATA_DIR', kind: 'dir', default: () => './data' },
-  publicUrl: { env: 'PUBLIC_URL', kind: 'url', default: (c) => `http://localhost:${c.port}` },
-  logLevel: { env: 'LOG_LEVEL', kind: 'level', default: () => 'info' },
-  logFormat: { env: 'LOG_FORMAT', kind: 'log-format', default: () => 'auto' },
-  accessTokenTtlSeconds: {
-    env: 'ACCESS_TOKEN_TTL_SECONDS',
-    kind: 'int',
-    min: 60,
-    max: 86400,
-    default: () => '3600',
-  },
-  maxDocumentBytes: {
-    env: 'MAX_DOCUMENT_BYTES',
-    kind: 'int',
-    min: 1024,
-    max: 1024 * MiB,
-    default: () => `${50 * MiB}`,
-  },
-  accountStorageQuotaBytes: {
-    env: 'ACCOUNT_STORAGE_QUOTA_BYTES',
-    kind: 'int',
-    min: 1024,
-    max: 1024 * 1024 * MiB,
-    default: () => `${1024 * MiB}`,
-  },
-  documentRetentionHours: {
-    env: 'DOCUMENT_RETENTION_HOURS',
-    kind: 'int',
-    min: 1,
-    max: 24 * 365,
-    default: () => '24',
-  },
-  housekeepingIntervalSeconds: {
-    env: 'HOUSEKEEPING_INTERVAL_SECONDS',
-    kind: 'int',
-    min: 1,
-    max: 86400,
-    default: () => '300',
-  },
-  maxBodyBytesInFlight: {
-    env: 'MAX_BODY_BYTES_IN_FLIGHT',
-    kind: 'int',
-    min: 64 * 1024,
-    max: 64 * 1024 * MiB,
-    default: () => `${256 * MiB}`,
-  },
-  printQueueCapacity: { env: 'PRINT_QUEUE_CAPACITY', kind: 'int', min: 1, max: 1e7, default: () => '1000' },
-  idempotencyTtlHours: {
-    env: 'IDEMPOTENCY_TTL_HOURS',
-    kind: 'int',
-    min: 24,
-    max: 24 * 30,
-    default: () => '24',
-  },
-  fetchConnectTimeoutMs: {
-    env: 'FETCH_CONNECT_TIMEOUT_MS',
-    kind: 'int',
-    min: 100,
-    max: 60000,
-    default: () => '5000',
-  },
-  fetchTotalTimeoutMs: {
-    env: 'FETCH_TOTAL_TIMEOUT_MS',
-    kind: 'int',
-    min: 100,
-    max: 300000,
-    default: () => '30000',
-  },
-  fetchMaxRedirects: { env: 'FETCH_MAX_REDIRECTS', kind: 'int', min: 0, max: 10, default: () => '3' },
-  dnsTimeoutMs: { env: 'DNS_TIMEOUT_MS', kind: 'int', min: 50, max: 30000, default: () => '2000' },
-  dnsTries: { env: 'DNS_TRIES', kind: 'int', min: 1, max: 5, default: () => '2' },
-  inspectionTimeoutMs: {
-    env: 'INSPECTION_TIMEOUT_MS',
-    kind: 'int',
-    min: 100,
-    max: 300000,
-    default: () => '15000',
-  },
-  inspectionMaxConcurrent: {
-    env: 'INSPECTION_MAX_CONCURRENT',
-    kind: 'int',
-    min: 1,
-    max: 64,
-    default: () => '2',
-  },
-  inspectionMaxQueued: { env: 'INSPECTION_MAX_QUEUED', kind: 'int', min: 0, max: 10000, default: () => '32' },
-  inspectionMaxQueuedPerAccount: {
-    env: 'INSPECTION_MAX_QUEUED_PER_ACCOUNT',
-    kind: 'int',
-    min: 0,
-    max: 10000,
-    default: () => '8',
-  },
-  rateLimitWindowSeconds: {
-    env: 'RATE_LIMIT_WINDOW_SECONDS',
-    kind: 'int',
-    min: 1,
-    max: 86400,
-    default: () => '60',
-  },
-  rateLimitPerIp: { env: 'RATE_LIMIT_PER_IP', kind: 'int', min: 1, max: 1e9, default: () => '1200' },
-  rateLimitPerAccount: { env: 'RATE_LIMIT_PER_ACCOUNT', kind: 'int', min: 1, max: 1e9, default: () => '600' },
-  rateLimitPerHub: { env: 'RATE_LIMIT_PER_HUB', kind: 'int', min: 1, max: 1e9, default: () => '1200' },
-  tokenFailureWindowSeconds: {
-    env: 'TOKEN_FAILURE_WINDOW_SECONDS',
-    kind: 'int',
-    min: 1,
-    max: 86400,
-    default: () => '900',
-  },
-  tokenFailuresPerIp: { env: 'TOKEN_FAILURES_PER_IP', kind: 'int', min: 1, max: 1e6, default: () => '20' },
-  tokenFailuresPerClient: {
-    env: 'TOKEN_FAILURES_PER_CLIENT',
-    kind: 'int',
-    min: 1,
-    max: 1e6,
-    default: () => '10',
-  },
-  mqttTlsCertFile: { env: 'MQTT_TLS_CERT_FILE', kind: 'optional-file', default: () => '' },
-  mqttTlsKeyFile: { env: 'MQTT_TLS_KEY_FILE', kind: 'optional-file', default: () => '' },
-  mqttPublicUrl: {
-    env: 'MQTT_PUBLIC_URL',
-    kind: 'url',
-    default: () => '',
-  },
-  hubKeepaliveSeconds: { env: 'HUB_KEEPALIVE_SECONDS', kind: 'int', min: 1, max: 3600, default: () => '30' },
-  mqttConnectTimeoutMs: {
-    env: 'MQTT_CONNECT_TIMEOUT_MS',
-    kind: 'int',
-    min: 500,
-    max: 60000,
-    default: () => '5000',
-  },
-  mqttMaxPacketBytes: {
-    env: 'MQTT_MAX_PACKET_BYTES',
-    kind: 'int',
-    min: 4096,
-    // 256 MiB - 1: the largest Remaining Length MQTT 3.1.1 §2.2.3 can express.
-    max: 256 * MiB - 1,
-    default: () => `${maxHubPacketBytes()}`,
-  },
-  mqttMaxPendingConnections: {
-    env: 'MQTT_MAX_PENDING_CONNECTIONS',
-    kind: 'int',
-    min: 1,
-    max: 100000,
-    default: () => '512',
-  },
-  pendingJobExpirySeconds: {
-    env: 'PENDING_JOB_EXPIRY_SECONDS',
-    kind: 'int',
-    min: 1,
-    max: 30 * 86400,
-    default: () => '3600',
-  },
-  databaseBusyTimeoutMs: {
-    env: 'DATABASE_BUSY_TIMEOUT_MS',
-    kind: 'int',
-    min: 0,
-    max: 60_000,
-    default: () => '5000',
-  },
-  cancelConfirmTimeoutMs: {
-    env: 'CANCEL_CONFIRM_TIMEOUT_MS',
-    kind: 'int',
-    min: 0,
-    max: 60_000,
-    default: () => '5000',
-  },
-  enrollmentTtlHours: { env: 'ENROLLMENT_TTL_HOURS', kind: 'int', min: 1, max: 24 * 90, default: () => '24' },
-  trustProxy: { env: 'TRUST_PROXY', kind: 'trust-proxy', default: () => '' },
+const int = (env: string, minimum: number, maximum: number, fallback: number, description: string) =>
+  Type.Integer({ minimum, maximum, env, default: fallback, description })
+const port = (env: string, fallback: number, description: string) =>
+  Type.Integer({ minimum: 0, maximum: 65535, env, default: fallback, description, port: true })
+/** An absolute URL of one of `schemes`, without a trailing slash; `optional`: empty is allowed too. */
+const url = (env: string, schemes: string[], description: string, optional = false) =>
+  Type.String({
+    pattern: `^${optional ? '$|^' : ''}(${schemes.join('|')})://`,
+    env,
+    description,
+    schemes,
+    ...(optional && { default: '' }),
+  })
+const optionalFile = (env: string, description: string) =>
+  Type.String({ env, default: '', description, file: true })
+
+export const CloudConfigSchema = Type.Object({
+  host: Type.String({
+    minLength: 1,
+    env: 'HOST',
+    default: '0.0.0.0',
+    description: 'address the API and broker listen on',
+  }),
+  port: port('PORT', 8080, 'HTTP API port'),
+  mqttPort: port('MQTT_PORT', 1883, 'embedded MQTT broker port'),
+  dataDir: Type.String({
+    minLength: 1,
+    env: 'DATA_DIR',
+    default: './data',
+    description: 'SQLite database and documents',
+    directory: true,
+  }),
+  publicUrl: url(
+    'PUBLIC_URL',
+    ['http', 'https'],
+    'base URL clients and hubs use; default http://localhost:PORT',
+  ),
+  logLevel: Type.Enum(LEVELS, { env: 'LOG_LEVEL', default: 'info', description: 'pino log level' }),
+  logFormat: Type.Enum(LOG_FORMATS, {
+    env: 'LOG_FORMAT',
+    default: 'auto',
+    description: '`auto`: pretty lines on a terminal, JSON otherwise; `json` or `pretty` force one',
+  }),
+  accessTokenTtlSeconds: int(
+    'ACCESS_TOKEN_TTL_SECONDS',
+    60,
+    86400,
+    3600,
+    'RFC 6749 §5.1 expires_in of access tokens',
+  ),
+  maxDocumentBytes: int('MAX_DOCUMENT_BYTES', 1024, 1024 * MiB, 50 * MiB, 'largest document (413 beyond)'),
+  maxBodyBytesInFlight: int(
+    'MAX_BODY_BYTES_IN_FLIGHT',
+    64 * 1024,
+    64 * 1024 * MiB,
+    256 * MiB,
+    'request body bytes being received at once; a large body beyond it gets 503',
+  ),
+  accountStorageQuotaBytes: int(
+    'ACCOUNT_STORAGE_QUOTA_BYTES',
+    1024,
+    1024 * 1024 * MiB,
+    1024 * MiB,
+    'bytes of an account’s retained documents; a document beyond it is refused (413)',
+  ),
+  documentRetentionHours: int(
+    'DOCUMENT_RETENTION_HOURS',
+    1,
+    24 * 365,
+    24,
+    'hours a document is kept after its last job finished (or after upload, if it never had one)',
+  ),
+  housekeepingIntervalSeconds: int(
+    'HOUSEKEEPING_INTERVAL_SECONDS',
+    1,
+    86400,
+    300,
+    'how often expired tokens, idempotency records and documents are purged',
+  ),
+  printQueueCapacity: int('PRINT_QUEUE_CAPACITY', 1, 1e7, 1000, 'unfinished jobs per account (409 beyond)'),
+  idempotencyTtlHours: int(
+    'IDEMPOTENCY_TTL_HOURS',
+    24,
+    24 * 30,
+    24,
+    'hours an Idempotency-Key is remembered',
+  ),
+  fetchConnectTimeoutMs: int('FETCH_CONNECT_TIMEOUT_MS', 100, 60000, 5000, 'URL documents: connect timeout'),
+  fetchTotalTimeoutMs: int('FETCH_TOTAL_TIMEOUT_MS', 100, 300000, 30000, 'URL documents: total timeout'),
+  fetchMaxRedirects: int('FETCH_MAX_REDIRECTS', 0, 10, 3, 'URL documents: redirects followed'),
+  dnsTimeoutMs: int('DNS_TIMEOUT_MS', 50, 30000, 2000, 'URL documents: timeout of one DNS query'),
+  dnsTries: int('DNS_TRIES', 1, 5, 2, 'URL documents: tries of each DNS query'),
+  inspectionTimeoutMs: int('INSPECTION_TIMEOUT_MS', 100, 300000, 15000, 'Ghostscript inspection deadline'),
+  inspectionMaxConcurrent: int('INSPECTION_MAX_CONCURRENT', 1, 64, 2, 'Ghostscript inspections at once'),
+  inspectionMaxQueued: int('INSPECTION_MAX_QUEUED', 0, 10000, 32, 'inspections waiting (503 beyond)'),
+  inspectionMaxQueuedPerAccount: int(
+    'INSPECTION_MAX_QUEUED_PER_ACCOUNT',
+    0,
+    10000,
+    8,
+    'inspections one account may have waiting (503 beyond, for that account only)',
+  ),
+  rateLimitWindowSeconds: int('RATE_LIMIT_WINDOW_SECONDS', 1, 86400, 60, 'window of the request quotas'),
+  rateLimitPerIp: int(
+    'RATE_LIMIT_PER_IP',
+    1,
+    1e9,
+    1200,
+    'requests per client address (IPv6: per /64) per window',
+  ),
+  rateLimitPerAccount: int('RATE_LIMIT_PER_ACCOUNT', 1, 1e9, 600, 'requests per account per window'),
+  rateLimitPerHub: int('RATE_LIMIT_PER_HUB', 1, 1e9, 1200, 'agent API requests per hub per window'),
+  tokenFailureWindowSeconds: int(
+    'TOKEN_FAILURE_WINDOW_SECONDS',
+    1,
+    86400,
+    900,
+    'window of failed token requests',
+  ),
+  tokenFailuresPerIp: int(
+    'TOKEN_FAILURES_PER_IP',
+    1,
+    1e6,
+    20,
+    'failed token requests per address per window',
+  ),
+  tokenFailuresPerClient: int(
+    'TOKEN_FAILURES_PER_CLIENT',
+    1,
+    1e6,
+    10,
+    'failed token requests per client id and address per window',
+  ),
+  mqttTlsCertFile: optionalFile('MQTT_TLS_CERT_FILE', 'PEM certificate: MQTT over TLS'),
+  mqttTlsKeyFile: optionalFile('MQTT_TLS_KEY_FILE', 'PEM private key: MQTT over TLS'),
+  mqttPublicUrl: url(
+    'MQTT_PUBLIC_URL',
+    ['mqtt', 'mqtts'],
+    'where hubs reach the broker; empty (default): the host name each hub used to reach the cloud, with MQTT_PORT',
+    true,
+  ),
+  hubKeepaliveSeconds: int('HUB_KEEPALIVE_SECONDS', 1, 3600, 30, 'a lost hub is noticed within this'),
+  mqttConnectTimeoutMs: int(
+    'MQTT_CONNECT_TIMEOUT_MS',
+    500,
+    60000,
+    5000,
+    'time a new MQTT connection has to send its CONNECT (TLS handshake included)',
+  ),
+  // 256 MiB - 1: the largest Remaining Length MQTT 3.1.1 §2.2.3 can express.
+  mqttMaxPacketBytes: int(
+    'MQTT_MAX_PACKET_BYTES',
+    4096,
+    256 * MiB - 1,
+    maxHubPacketBytes(),
+    'largest MQTT packet from an authenticated hub; default: the largest hub message the schemas allow',
+  ),
+  mqttMaxPendingConnections: int(
+    'MQTT_MAX_PENDING_CONNECTIONS',
+    1,
+    100000,
+    512,
+    'MQTT connections not authenticated yet; beyond it new ones are closed at once',
+  ),
+  pendingJobExpirySeconds: int(
+    'PENDING_JOB_EXPIRY_SECONDS',
+    1,
+    30 * 86400,
+    3600,
+    'a job still pending this long expires',
+  ),
+  databaseBusyTimeoutMs: int(
+    'DATABASE_BUSY_TIMEOUT_MS',
+    0,
+    60000,
+    5000,
+    'how long a write waits for a locked database before it fails (SQLite busy_timeout)',
+  ),
+  cancelConfirmTimeoutMs: int(
+    'CANCEL_CONFIRM_TIMEOUT_MS',
+    0,
+    60000,
+    5000,
+    'how long a cancel waits for the hub to confirm it dropped the job before answering 202',
+  ),
+  enrollmentTtlHours: int('ENROLLMENT_TTL_HOURS', 1, 24 * 90, 24, 'lifetime of an enrollment token'),
+  trustProxy: Type.Union(
+    [Type.Boolean(), Type.Integer({ minimum: 0 }), Type.String({ pattern: '^[0-9A-Fa-f.:/,\\s]+$' })],
+    {
+      env: 'TRUST_PROXY',
+      default: false,
+      description: 'behind a reverse proxy: true, a hop count, or the proxies’ addresses (comma-separated)',
+    },
+  ),
+})
+export type CloudConfig = Static<typeof CloudConfigSchema>
+type Key = keyof CloudConfig
+
+/** What a setting's schema carries besides JSON Schema's own keywords (see the builders above). */
+interface SettingOptions {
+  env: string
+  default?: unknown
+  description?: string
+  type?: string
+  minimum?: number
+  maximum?: number
+  enum?: readonly string[]
+  pattern?: string
+  port?: boolean
+  schemes?: string[]
+  file?: boolean
+}
+const settingOf = (schema: TSchema) => schema as unknown as SettingOptions
+
+/** Where each setting comes from and what it is, for `--help` and the README. */
+export const SETTINGS = Object.fromEntries(
+  Object.entries(CloudConfigSchema.properties).map(([key, schema]) => {
+    const { env, description = '' } = settingOf(schema)
+    return [key, { env, default: settingOf(schema).default, description }]
+  }),
+) as Record<Key, { env: string; default: unknown; description: string }>
+
+/** Defaults that follow from other settings. */
+const DERIVED_DEFAULTS: Partial<Record<Key, (config: Partial<CloudConfig>) => unknown>> = {
+  publicUrl: (config) => `http://localhost:${config.port}`,
 }
 
 export class ConfigError extends Error {
@@ -276,73 +250,74 @@ export class ConfigError extends Error {
   }
 }
 
-const LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']
-
-function parseSetting(key: keyof CloudConfig, raw: string): string | number | boolean {
-  const s = SETTINGS[key]
-  const fail = (why: string): never => {
-    throw new ConfigError(s.env, `${why} (got ${JSON.stringify(raw)})`)
+/** Environment text → a value of the setting's schema; throws what the value must be when it cannot be. */
+function fromText(key: Key, schema: SettingOptions, raw: string): unknown {
+  const must = (why: string): never => {
+    throw new ConfigError(schema.env, `${why} (got ${JSON.stringify(raw)})`)
   }
-  switch (s.kind) {
-    case 'port': {
-      if (!/^\d{1,5}$/.test(raw)) fail('must be a port number from 0 to 65535')
-      const n = Number(raw)
-      if (n > 65535) fail('must be a port number from 0 to 65535')
-      return n
-    }
-    case 'int': {
-      if (!/^\d+$/.test(raw)) fail('must be a whole number')
-      const n = Number(raw)
-      if (n < (s.min ?? 0) || n > (s.max ?? Number.MAX_SAFE_INTEGER))
-        fail(`must be from ${s.min} to ${s.max}`)
-      return n
-    }
-    case 'url': {
-      if (raw === '' && key === 'mqttPublicUrl') return ''
-      const schemes = key === 'mqttPublicUrl' ? ['mqtt:', 'mqtts:'] : ['http:', 'https:']
-      const what = `an absolute ${schemes.map((s) => s.replace(':', '')).join(' or ')} URL`
-      let url: URL
-      try {
-        url = new URL(raw)
-      } catch {
-        return fail(`must be ${what}`)
-      }
-      if (!schemes.includes(url.protocol)) fail(`must be ${what}`)
-      return raw.replace(/\/+$/, '')
-    }
-    case 'trust-proxy':
-      // Behind a reverse proxy the per-address quotas must see the client, not the proxy.
-      if (raw === '' || raw === 'false') return false
-      if (raw === 'true') return true
-      if (/^\d+$/.test(raw)) return Number(raw)
-      if (!/^[0-9A-Fa-f.:/,\s]+$/.test(raw)) fail('must be true, false, a hop count, or proxy addresses')
-      return raw
-    case 'optional-file':
-      if (raw !== '' && !existsSync(raw)) fail('names no file')
-      return raw
-    case 'log-format':
-      if (!(LOG_FORMATS as readonly string[]).includes(raw)) fail(`must be one of ${LOG_FORMATS.join(', ')}`)
-      return raw
-    case 'level':
-      if (!LEVELS.includes(raw)) fail(`must be one of ${LEVELS.join(', ')}`)
-      return raw
-    case 'dir':
-    case 'string':
-      if (raw.trim() === '') fail('must not be empty')
-      return raw
+  if (schema.port) {
+    if (!/^\d{1,5}$/.test(raw) || Number(raw) > 65535) must('must be a port number from 0 to 65535')
+    return Number(raw)
   }
+  if (schema.type === 'integer') {
+    if (!/^\d+$/.test(raw)) must('must be a whole number')
+    const n = Number(raw)
+    if (n < Number(schema.minimum) || n > Number(schema.maximum))
+      must(`must be from ${schema.minimum} to ${schema.maximum}`)
+    return n
+  }
+  if (Array.isArray(schema.enum)) {
+    if (!schema.enum.includes(raw)) must(`must be one of ${schema.enum.join(', ')}`)
+    return raw
+  }
+  if (Array.isArray(schema.schemes)) {
+    if (raw === '' && String(schema.pattern).startsWith('^$')) return ''
+    const what = `must be an absolute ${schema.schemes.join(' or ')} URL`
+    let parsed: URL
+    try {
+      parsed = new URL(raw)
+    } catch {
+      return must(what)
+    }
+    if (!schema.schemes.includes(parsed.protocol.replace(/:$/, ''))) must(what)
+    return raw.replace(/\/+$/, '')
+  }
+  if (schema.file) {
+    if (raw !== '' && !existsSync(raw)) must('names no file')
+    return raw
+  }
+  if (key === 'trustProxy') {
+    // Behind a reverse proxy the per-address quotas must see the client, not the proxy.
+    if (raw === '' || raw === 'false') return false
+    if (raw === 'true') return true
+    if (/^\d+$/.test(raw)) return Number(raw)
+    if (!/^[0-9A-Fa-f.:/,\s]+$/.test(raw)) must('must be true, false, a hop count, or proxy addresses')
+    return raw
+  }
+  if (raw.trim() === '') must('must not be empty')
+  return raw
 }
+
+const checkConfig = Compile(CloudConfigSchema)
 
 /** Reads every setting from `env` (defaults where unset), validates them, and prepares the data directory. */
 export function loadConfig(env: Record<string, string | undefined> = process.env): CloudConfig {
-  const config: Partial<Record<keyof CloudConfig, string | number | boolean>> = {}
-  for (const key of Object.keys(SETTINGS) as (keyof CloudConfig)[]) {
-    const raw = env[SETTINGS[key].env] ?? SETTINGS[key].default(config as Partial<CloudConfig>)
-    config[key] = parseSetting(key, raw)
+  const config: Partial<Record<Key, unknown>> = {}
+  for (const [key, schema] of Object.entries(CloudConfigSchema.properties) as [Key, TSchema][]) {
+    const options = settingOf(schema)
+    const raw = env[options.env]
+    config[key] =
+      raw !== undefined
+        ? fromText(key, options, raw)
+        : (DERIVED_DEFAULTS[key]?.(config as Partial<CloudConfig>) ?? options.default)
   }
-  const result = config as unknown as CloudConfig
-  result.dataDir = prepareDataDir(result.dataDir)
-  return result
+  config.dataDir = prepareDataDir(String(config.dataDir))
+  if (!checkConfig.Check(config)) {
+    const first = checkConfig.Errors(config)[0]
+    const key = (first?.instancePath ?? '').slice(1) as Key
+    throw new ConfigError(SETTINGS[key]?.env ?? 'configuration', first?.message ?? 'invalid')
+  }
+  return config
 }
 
 function prepareDataDir(dir: string): string {

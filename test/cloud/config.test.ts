@@ -1,7 +1,8 @@
 import { writeFileSync } from 'node:fs'
 import path from 'node:path'
+import { Value } from 'typebox/value'
 import { afterEach, describe, expect, it } from 'vitest'
-import { ConfigError, loadConfig } from '../../cloud/config.ts'
+import { CloudConfigSchema, ConfigError, loadConfig, SETTINGS } from '../../cloud/config.ts'
 import { tempDir } from '../helpers/temp-dir.ts'
 
 describe('cloud configuration', () => {
@@ -51,6 +52,23 @@ describe('cloud configuration', () => {
     const attempt = () => loadConfig({ DATA_DIR: dataDir(), [name]: value })
     expect(attempt).toThrow(ConfigError)
     expect(attempt).toThrow(message)
+  })
+
+  it('is one schema: every setting names its own environment variable and says what it is', () => {
+    const envs = Object.values(SETTINGS).map((s) => s.env)
+    expect(new Set(envs).size).toBe(envs.length)
+    expect(Object.keys(SETTINGS).sort()).toEqual(Object.keys(CloudConfigSchema.properties).sort())
+    for (const setting of Object.values(SETTINGS)) {
+      expect(setting.env).toMatch(/^[A-Z][A-Z0-9_]+$/)
+      expect(setting.description.length).toBeGreaterThan(5)
+    }
+    const config = loadConfig({
+      DATA_DIR: dataDir(),
+      TRUST_PROXY: '2',
+      MQTT_PUBLIC_URL: 'mqtts://mq.example:8883/',
+    })
+    expect(Value.Check(CloudConfigSchema, config)).toBe(true)
+    expect(config).toMatchObject({ trustProxy: 2, mqttPublicUrl: 'mqtts://mq.example:8883' })
   })
 
   it('refuses a data directory it cannot write', () => {

@@ -3,11 +3,14 @@ import { hostname } from 'node:os'
 import { parseArgs } from 'node:util'
 import { AGENT_VERSION, type AgentTimings, HubAgent } from './agent.ts'
 import { CloudClient, CloudError } from './cloud/cloud-client.ts'
+import { CloudUrlError, parseCloudUrl } from './cloud/cloud-url.ts'
 import { type HubIdentity, readIdentity, writeIdentity } from './cloud/identity.ts'
+import { untilCloudAnswers, type WaitForCloudOptions } from './cloud/wait-for-cloud.ts'
 import { discoverPrinters } from './discovery/index.ts'
 import { createHubLogger } from './logging.ts'
 import type { PrinterSpec } from './printers/printer-spec.ts'
 import { PrinterUriError, parsePrinterUri, printerUriOf } from './printers/printer-uri.ts'
+import { Backoff } from './session/backoff.ts'
 import { createTransport } from './transports/open-transport.ts'
 
 /**
@@ -31,25 +34,36 @@ function timingsFromEnv(env: NodeJS.ProcessEnv): Partial<AgentTimings> {
   }
   const timings: Partial<AgentTimings> = {}
   for (const [key, name] of Object.entries(names) as [keyof AgentTimings, string][]) {
-    const raw = env[name]
-    if (raw === undefined) continue
-    if (!/^\d+$/.test(raw))
-      throw new UsageError(`${name} must be a whole number of milliseconds (got ${JSON.stringify(raw)})`)
-    timings[key] = Number(raw)
+    const ms = wholeMilliseconds(env, name)
+    if (ms !== undefined) timings[key] = ms
   }
   return timings
+}
+
+function wholeMilliseconds(env: NodeJS.ProcessEnv, name: string): number | undefined {
+  const raw = env[name]
+  if (raw === undefined) return undefined
+  if (!/^\d+$/.test(raw))
+    throw new UsageError(`${name} must be a whole number of milliseconds (got ${JSON.stringify(raw)})`)
+  return Number(raw)
 }
 
 async function identityFor(
   cloudUrl: string,
   dataDir: string,
   token: string | undefined,
+  wait: WaitForCloudOptions,
 ): Promise<HubIdentity> {
   const known = readIdentity(dataDir)
   if (known) return known
   if (!token)
     throw new UsageError(`this hub is not enrolled yet: pass --enroll TOKEN (no ${dataDir}/identity.json)`)
-  const enrolled = await new CloudClient(cloudUrl).enroll(token, hostname(), AGENT_VERSION)
+  const client = new CloudClient(cloudUrl)
+  const enrolled = await untilCloudAnswers(
+    'enroll',
+    () => client.enroll(token, hostname(), AGENT_VERSION),
+    wait,
+  )
   const identity: HubIdentity = {
     agent_id: enrolled.agent_id,
     account_id: enrolled.account_id,
@@ -73,18 +87,44 @@ async function run(args: string[]): Promise<void> {
   })
   if (!values.cloud) throw new UsageError('--cloud is required')
   if (!values.data) throw new UsageError('--data is required')
-  const cloudUrl = values.cloud.replace(/\/+$/, '')
+  const cloudUrl = parseCloudUrl(values.cloud)
   const timings = timingsFromEnv(process.env)
+  const retryMaxMs = wholeMilliseconds(process.env, 'HUB_CLOUD_RETRY_MAX_MS') ?? 30_000
   // Parsed here first so that a bad URI is a usage error before anything else happens.
   for (const uri of values.printer ?? []) parsePrinterUri(uri)
   mkdirSync(values.data, { recursive: true, mode: 0o700 })
   const logger = createHubLogger(process.env)
 
-  const identity = await identityFor(cloudUrl, values.data, values.enroll)
-  const connection = await new CloudClient(cloudUrl, identity.credential).connection()
+  // Until the agent runs there is nothing to close: a signal while the cloud is awaited ends the process.
+  let agent: HubAgent | undefined
+  let stopping = false
+  const stop = (signal: string) => {
+    if (stopping) return
+    stopping = true
+    logger.info({ signal }, 'hub stopping')
+    if (!agent) process.exit(0)
+    agent.stop().then(
+      () => process.exit(0),
+      (error: unknown) => {
+        logger.error({ err: error }, 'hub stop failed')
+        process.exit(1)
+      },
+    )
+  }
+  process.on('SIGTERM', () => stop('SIGTERM'))
+  process.on('SIGINT', () => stop('SIGINT'))
+
+  const wait: WaitForCloudOptions = {
+    cloudUrl,
+    logger,
+    backoff: new Backoff(Math.min(1000, retryMaxMs), retryMaxMs),
+  }
+  const identity = await identityFor(cloudUrl, values.data, values.enroll, wait)
+  const client = new CloudClient(cloudUrl, identity.credential)
+  const connection = await untilCloudAnswers('connection', () => client.connection(), wait)
   // Configured printers, plus USB and usblp printers found without a flag (one entry per device).
   const printers: PrinterSpec[] = await discoverPrinters({ configured: values.printer ?? [] })
-  const agent = new HubAgent({
+  agent = new HubAgent({
     identity,
     mqttUrl: connection.mqtt_url,
     keepaliveSeconds: connection.keepalive_seconds,
@@ -96,21 +136,6 @@ async function run(args: string[]): Promise<void> {
     timings,
   })
   agent.start()
-  let stopping = false
-  const stop = (signal: string) => {
-    if (stopping) return
-    stopping = true
-    logger.info({ signal }, 'hub stopping')
-    agent.stop().then(
-      () => process.exit(0),
-      (error: unknown) => {
-        logger.error({ err: error }, 'hub stop failed')
-        process.exit(1)
-      },
-    )
-  }
-  process.on('SIGTERM', () => stop('SIGTERM'))
-  process.on('SIGINT', () => stop('SIGINT'))
   logger.info(
     {
       agent_id: identity.agent_id,
@@ -130,7 +155,7 @@ async function main(argv: string[]): Promise<void> {
 }
 
 main(process.argv.slice(2)).catch((error: unknown) => {
-  if (error instanceof UsageError || error instanceof PrinterUriError) {
+  if (error instanceof UsageError || error instanceof PrinterUriError || error instanceof CloudUrlError) {
     process.stderr.write(`hub: ${error.message}\n${USAGE}\n`)
     process.exit(2)
   }

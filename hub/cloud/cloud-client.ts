@@ -18,8 +18,9 @@ export class CloudError extends Error {
     readonly code: string,
     readonly status: number | null,
     readonly retryAfterMs: number | null = null,
+    options?: ErrorOptions,
   ) {
-    super(message)
+    super(message, options)
     this.name = 'CloudError'
   }
 
@@ -47,7 +48,13 @@ const connectionReply = conforming(ConnectionInfo)
 
 async function failure(res: Response): Promise<CloudError> {
   const body = errorBody(await res.json().catch(() => null))
-  return new CloudError(body?.message ?? `HTTP ${res.status}`, body?.error_code ?? 'http_error', res.status)
+  const wait = COME_BACK_LATER.includes(res.status) ? retryAfterMs(res.headers.get('retry-after')) : null
+  return new CloudError(
+    body?.message ?? `HTTP ${res.status}`,
+    body?.error_code ?? 'http_error',
+    res.status,
+    wait,
+  )
 }
 
 /** The body of a successful reply, checked against its protocol schema. */
@@ -66,7 +73,10 @@ async function call(url: string, init: RequestInit): Promise<Response> {
   try {
     return await fetch(url, { ...init, signal: AbortSignal.timeout(30_000) })
   } catch (error) {
-    throw new CloudError(`cannot reach ${url}: ${(error as Error).message}`, 'unreachable', null)
+    // fetch says only "fetch failed"; its cause says why (ECONNREFUSED, a TLS error, ...).
+    const cause = (error as Error).cause ?? error
+    const why = (cause as Error).message ?? String(cause)
+    throw new CloudError(`cannot reach ${url}: ${why}`, 'unreachable', null, null, { cause })
   }
 }
 

@@ -3,29 +3,7 @@ import type { PrintJob } from '../../protocol/print-job.ts'
 import { type PrinterSimulator, startPrinterSimulator } from '../simulators/printer-simulator.ts'
 import { ApiClient } from './api-client.ts'
 import { type CloudProcess, setUpAccount, startCloudProcess, startHubProcess, stopAll } from './harness.ts'
-
-/** A receipt whose text names its job, so that its copies at the printer can be counted. */
-const receipt = (n: number) =>
-  Buffer.from(`\x1b@RACE-${String(n).padStart(4, '0')} thank you\n\x1dVB\x00`, 'latin1')
-
-function occurrences(haystack: Buffer, needle: Buffer): number {
-  let count = 0
-  for (let at = haystack.indexOf(needle); at !== -1; at = haystack.indexOf(needle, at + needle.length))
-    count++
-  return count
-}
-
-/** A small seeded generator (mulberry32), so that a failing run can be told apart and replayed. */
-function random(seed: number): () => number {
-  let a = seed >>> 0
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0
-    let t = a
-    t = Math.imul(t ^ (t >>> 15), t | 1)
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61)
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296
-  }
-}
+import { namedReceipt, occurrences, seededRandom } from './receipts.ts'
 
 const JOBS = 240
 const SEED = Number(process.env.RACE_SEED ?? Date.now() % 1_000_000)
@@ -63,18 +41,29 @@ describe(`cancels racing prints on a real hub (seed ${SEED})`, { timeout: 180_00
   })
 
   it('never reports cancelled what reached paper, nor printed what did not', async () => {
-    const next = random(SEED)
+    const next = seededRandom(SEED)
     const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms))
-    const outcomes: { job: PrintJob; bytes: Buffer; cancel: number | null; cancelBody: PrintJob | null }[] =
-      []
+    const outcomes: {
+      job: PrintJob
+      bytes: Buffer
+      head: Buffer
+      cancel: number | null
+      cancelBody: PrintJob | null
+    }[] = []
     // Jobs go out a few at a time; each gets a cancel after a random delay of 0–40 ms, or none at all, so
     // cancels land before the offer, while the hub spools it, around `printing`, and after it printed.
     for (let n = 0; n < JOBS; n += 8) {
       await Promise.all(
         Array.from({ length: Math.min(8, JOBS - n) }, async (_, i) => {
-          const bytes = receipt(n + i)
+          const { bytes, head } = namedReceipt(`RACE-${SEED}-${n + i}`)
           const job = await api.printRaw(printerIds[(n + i) % 2]!, bytes, 'escpos')
-          const entry = { job, bytes, cancel: null as number | null, cancelBody: null as PrintJob | null }
+          const entry = {
+            job,
+            bytes,
+            head,
+            cancel: null as number | null,
+            cancelBody: null as PrintJob | null,
+          }
           outcomes.push(entry)
           if (next() < 0.2) return
           await sleep(Math.floor(next() * 40))
@@ -91,17 +80,26 @@ describe(`cancels racing prints on a real hub (seed ${SEED})`, { timeout: 180_00
     const wrong: unknown[] = []
     const tally = { printed: 0, cancelled: 0, lostRace: 0, confirmed: 0, unconfirmed: 0 }
     finals.forEach((final, i) => {
-      const { bytes, cancel, cancelBody } = outcomes[i]!
+      const { bytes, head, cancel, cancelBody } = outcomes[i]!
+      // Whole copies, and copies that started at all (a cancelled job may not have even one byte there).
       const copies = occurrences(received, bytes)
-      const entry = { id: final.print_job_id, status: final.status, copies, cancel, answered: cancelBody }
+      const started = occurrences(received, head)
+      const entry = {
+        id: final.print_job_id,
+        status: final.status,
+        copies,
+        started,
+        cancel,
+        answered: cancelBody,
+      }
       if (final.status === 'printed') tally.printed++
       if (final.status === 'cancelled') tally.cancelled++
       if (cancel === 409) tally.lostRace++
       if (cancel === 200) tally.confirmed++
       if (cancel === 202) tally.unconfirmed++
       const agrees =
-        (final.status === 'printed' && copies === 1 && cancel !== 200) ||
-        (final.status === 'cancelled' && copies === 0 && cancel !== 409 && cancel !== null)
+        (final.status === 'printed' && copies === 1 && started === 1 && cancel !== 200) ||
+        (final.status === 'cancelled' && started === 0 && cancel !== 409 && cancel !== null)
       const answerAgrees =
         cancel === null ||
         (cancel === 200 && cancelBody?.status === 'cancelled') ||

@@ -2,34 +2,26 @@ import { parseArgs } from 'node:util'
 import { SCOPES, type Scope } from '../protocol/enums.ts'
 import { generateSecret, hashSecret } from './auth/secrets.ts'
 import { PortUnavailableError } from './busy-ports.ts'
+import { NotFoundError, option, RefusedError, UsageError, withStorage } from './cli/common.ts'
+import {
+  accountList,
+  accountShow,
+  clientList,
+  hubList,
+  jobList,
+  printerList,
+  printerRemove,
+} from './cli/inspect-commands.ts'
+import { COMMANDS, commandHelp, generalHelp, USAGE } from './cli/usage.ts'
 import { ConfigError, loadConfig } from './config.ts'
 import { createLogger } from './logging.ts'
 import { startCloud } from './server.ts'
 import { DataDirInUseError } from './storage/data-dir-lock.ts'
-import { openStorage } from './storage/storage.ts'
 
 /**
  * The cloud CLI (DESIGN: Stable operator interface). Each command prints one JSON object on stdout; errors
  * are one line on stderr with a non-zero exit. Commands work on DATA_DIR whether or not the server runs.
  */
-class UsageError extends Error {}
-/** The id names nothing: one line, exit 1. */
-class NotFoundError extends Error {}
-
-const USAGE = `usage: cloud serve
-       cloud account create --name NAME
-       cloud client create --account ACCOUNT_ID --scopes ${SCOPES.join(',')}
-       cloud client revoke --id CLIENT_ID
-       cloud hub revoke --id AGENT_ID
-       cloud enrollment create --account ACCOUNT_ID --name HUB_NAME
-       cloud enrollment revoke --id ENROLLMENT_ID`
-
-function option(values: Record<string, unknown>, name: string): string {
-  const value = values[name]
-  if (typeof value !== 'string' || value.trim() === '') throw new UsageError(`--${name} is required`)
-  return value
-}
-
 async function serve(): Promise<void> {
   const config = loadConfig()
   const logger = createLogger(config)
@@ -56,15 +48,6 @@ async function serve(): Promise<void> {
   if (pending) {
     stopping = null
     stop(pending)
-  }
-}
-
-function withStorage<T>(run: (storage: ReturnType<typeof openStorage>) => T): T {
-  const storage = openStorage(loadConfig().dataDir)
-  try {
-    return run(storage)
-  } finally {
-    storage.close()
   }
 }
 
@@ -153,13 +136,30 @@ function enrollmentRevoke(args: string[]): object {
 }
 
 async function main(argv: string[]): Promise<void> {
+  const words = argv.filter((arg) => !arg.startsWith('-'))
+  if (argv[0] === 'help' || argv.includes('--help') || argv.includes('-h')) {
+    const named = (argv[0] === 'help' ? words.slice(1) : words).slice(0, 2).join(' ')
+    const name = COMMANDS[named] ? named : COMMANDS[words[0] ?? ''] ? words[0]! : null
+    process.stdout.write(name ? commandHelp(name) : generalHelp())
+    return
+  }
   const [command, sub, ...rest] = argv
-  if (command === 'serve') return serve()
+  if (command === 'serve') {
+    parseArgs({ args: argv.slice(1), options: {} })
+    return serve()
+  }
   const commands: Record<string, (args: string[]) => object> = {
     'account create': accountCreate,
+    'account list': accountList,
+    'account show': accountShow,
     'client create': clientCreate,
+    'client list': clientList,
     'client revoke': clientRevoke,
+    'hub list': hubList,
     'hub revoke': hubRevoke,
+    'printer list': printerList,
+    'printer remove': printerRemove,
+    'job list': jobList,
     'enrollment create': enrollmentCreate,
     'enrollment revoke': enrollmentRevoke,
   }
@@ -174,7 +174,12 @@ main(process.argv.slice(2)).catch((error: unknown) => {
     process.stderr.write(`cloud: ${error.message}\n${USAGE}\n`)
     process.exit(2)
   }
-  if (error instanceof PortUnavailableError || error instanceof DataDirInUseError) {
+  if (
+    error instanceof PortUnavailableError ||
+    error instanceof DataDirInUseError ||
+    error instanceof NotFoundError ||
+    error instanceof RefusedError
+  ) {
     process.stderr.write(`cloud: ${error.message}\n`)
     process.exit(1)
   }
@@ -187,7 +192,17 @@ main(process.argv.slice(2)).catch((error: unknown) => {
     process.stderr.write(`cloud: cannot listen: ${err.message}\n`)
     process.exit(1)
   }
-  if (err.code === 'ERR_PARSE_ARGS_UNKNOWN_OPTION' || err.code === 'ERR_PARSE_ARGS_INVALID_OPTION_VALUE') {
+  if (err.code === 'ERR_PARSE_ARGS_UNKNOWN_OPTION') {
+    const unknown = /'([^']+)'/.exec(err.message)?.[1] ?? err.message
+    const [command, sub] = process.argv.slice(2)
+    const usage = COMMANDS[`${command} ${sub}`]?.usage ?? COMMANDS[command ?? '']?.usage
+    process.stderr.write(`cloud: unknown option ${unknown}\n${usage ? `usage: ${usage}` : USAGE}\n`)
+    process.exit(2)
+  }
+  if (
+    err.code === 'ERR_PARSE_ARGS_INVALID_OPTION_VALUE' ||
+    err.code === 'ERR_PARSE_ARGS_UNEXPECTED_POSITIONAL'
+  ) {
     process.stderr.write(`cloud: ${err.message}\n${USAGE}\n`)
     process.exit(2)
   }

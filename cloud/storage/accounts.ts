@@ -10,6 +10,8 @@ export interface Account {
 export interface AccountRepository {
   create(name: string): Account
   findById(accountId: string): Account | undefined
+  /** Every account, oldest first (for the operator's CLI). */
+  listAll(): Account[]
 }
 
 export function createAccountRepository(db: SqliteDatabase): AccountRepository {
@@ -17,6 +19,7 @@ export function createAccountRepository(db: SqliteDatabase): AccountRepository {
   const byId = db.prepare<[string], Account>(
     'SELECT account_id, name, created_at FROM accounts WHERE account_id = ?',
   )
+  const all = db.prepare<[], Account>('SELECT account_id, name, created_at FROM accounts ORDER BY created_at')
   return {
     create(name) {
       const account = { account_id: randomUUID(), name, created_at: new Date().toISOString() }
@@ -24,5 +27,6 @@ export function createAccountRepository(db: SqliteDatabase): AccountRepository {
       return account
     },
     findById: (accountId) => byId.get(accountId),
+    listAll: () => all.all(),
   }
 }

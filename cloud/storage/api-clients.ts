@@ -32,6 +32,8 @@ export interface ApiClientRepository {
    */
   revoke(clientId: string, now: Date): ApiClient | undefined
   deleteExpiredTokens(now: number): number
+  /** The account's clients, oldest first, without their secret hashes (for the operator's CLI). */
+  listForAccount(accountId: string): Omit<ApiClient, 'secret_hash'>[]
 }
 
 interface ClientRow extends Omit<ApiClient, 'scopes'> {
@@ -64,6 +66,9 @@ export function createApiClientRepository(db: SqliteDatabase): ApiClientReposito
     return clientById.get(clientId)
   })
   const deleteExpired = db.prepare('DELETE FROM access_tokens WHERE expires_at <= ?')
+  const clientsOf = db.prepare<[string], Omit<ClientRow, 'secret_hash'>>(
+    'SELECT client_id, account_id, scopes, created_at, revoked_at FROM api_clients WHERE account_id = ? ORDER BY created_at',
+  )
   const splitScopes = (scopes: string) => (scopes === '' ? [] : (scopes.split(' ') as Scope[]))
   return {
     create(accountId, secretHash, scopes) {
@@ -101,5 +106,7 @@ export function createApiClientRepository(db: SqliteDatabase): ApiClientReposito
       return row && { ...row, scopes: splitScopes(row.scopes) }
     },
     deleteExpiredTokens: (now) => deleteExpired.run(now).changes,
+    listForAccount: (accountId) =>
+      clientsOf.all(accountId).map((row) => ({ ...row, scopes: splitScopes(row.scopes) })),
   }
 }

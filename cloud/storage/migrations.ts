@@ -193,4 +193,10 @@ export const MIGRATIONS: readonly Migration[] = [
     name: 'why a job waits',
     sql: 'ALTER TABLE print_jobs ADD COLUMN waiting_reason TEXT;',
   },
+  {
+    version: 9,
+    name: 'removed printers',
+    // A removed printer keeps its row (its jobs still name it) until its hub reports it again.
+    sql: 'ALTER TABLE printers ADD COLUMN removed_at TEXT;',
+  },
 ]

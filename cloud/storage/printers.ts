@@ -44,7 +44,17 @@ export interface PrinterRepository {
   locate(printerId: string): PrinterLocation | undefined
   findById(accountId: string, printerId: string): Printer | undefined
   list(accountId: string, limit: number, cursor?: string): PageOf<Printer> | undefined
+  /**
+   * Removes a printer no hub reports any more: it leaves every list and lookup, its jobs stay readable, and
+   * it comes back if its hub reports it again. Refused while it is online or has unfinished jobs.
+   */
+  remove(printerId: string, at: string): PrinterRemoval
 }
+
+export type PrinterRemoval =
+  | { removed: true; printer_id: string; account_id: string; removed_at: string }
+  | { removed: false; reason: 'not_found' | 'online' }
+  | { removed: false; reason: 'unfinished_jobs'; unfinished_jobs: number }
 
 interface PrinterRow {
   health?: string | null
@@ -78,20 +88,21 @@ export function createPrinterRepository(db: SqliteDatabase): PrinterRepository {
      VALUES (?, ?, ?, ?, ?, ?, ?, ?)`,
   )
   const byId = db.prepare<[string, string], PrinterRow>(
-    'SELECT * FROM printers WHERE account_id = ? AND printer_id = ?',
+    'SELECT * FROM printers WHERE account_id = ? AND printer_id = ? AND removed_at IS NULL',
   )
   const seqOf = db.prepare<[string, string], { seq: number }>(
-    'SELECT seq FROM printers WHERE account_id = ? AND printer_id = ?',
+    'SELECT seq FROM printers WHERE account_id = ? AND printer_id = ? AND removed_at IS NULL',
   )
   const page = db.prepare<[string, number, number], PrinterRow>(
-    'SELECT * FROM printers WHERE account_id = ? AND seq < ? ORDER BY seq DESC LIMIT ?',
+    'SELECT * FROM printers WHERE account_id = ? AND seq < ? AND removed_at IS NULL ORDER BY seq DESC LIMIT ?',
   )
   const upsert = db.prepare(
     `INSERT INTO printers (printer_id, account_id, agent_id, name, capabilities, online, last_seen_at, created_at,
        printer_key, uri, health)
      VALUES (@printer_id, @account_id, @agent_id, @name, @capabilities, @online, @at, @at, @key, @uri, @health)
      ON CONFLICT (printer_id) DO UPDATE SET name = excluded.name, capabilities = excluded.capabilities,
-       online = excluded.online, last_seen_at = excluded.last_seen_at, uri = excluded.uri, health = excluded.health`,
+       online = excluded.online, last_seen_at = excluded.last_seen_at, uri = excluded.uri, health = excluded.health,
+       removed_at = NULL`,
   )
   const othersOffline = db.prepare<[string, string]>(
     'UPDATE printers SET online = 0 WHERE agent_id = ? AND online = 1 AND printer_id NOT IN (SELECT value FROM json_each(?))',
@@ -125,7 +136,24 @@ export function createPrinterRepository(db: SqliteDatabase): PrinterRepository {
       othersOffline.run(agentId, JSON.stringify(ids))
     },
   )
+  const removable = db.prepare<[string], { account_id: string; online: number; removed_at: string | null }>(
+    'SELECT account_id, online, removed_at FROM printers WHERE printer_id = ?',
+  )
+  const unfinishedJobs = db.prepare<[string], { n: number }>(
+    "SELECT count(*) AS n FROM print_jobs WHERE printer_id = ? AND status IN ('pending', 'reserved', 'printing')",
+  )
+  const markRemoved = db.prepare('UPDATE printers SET removed_at = ?, online = 0 WHERE printer_id = ?')
+  const remove = db.transaction((printerId: string, at: string): PrinterRemoval => {
+    const printer = removable.get(printerId)
+    if (!printer || printer.removed_at !== null) return { removed: false, reason: 'not_found' }
+    if (printer.online === 1) return { removed: false, reason: 'online' }
+    const unfinished = unfinishedJobs.get(printerId)?.n ?? 0
+    if (unfinished > 0) return { removed: false, reason: 'unfinished_jobs', unfinished_jobs: unfinished }
+    markRemoved.run(at, printerId)
+    return { removed: true, printer_id: printerId, account_id: printer.account_id, removed_at: at }
+  })
   return {
+    remove: (printerId, at) => remove.immediate(printerId, at),
     syncFromHub: (accountId, agentId, printers, at, agentOnline) =>
       sync.immediate(accountId, agentId, printers, at, agentOnline),
     setAgentPrintersOffline(agentId, at) {

@@ -1,0 +1,107 @@
+import { parseArgs } from 'node:util'
+import type { PageOf } from '../../protocol/pagination.ts'
+import type { Storage } from '../storage/storage.ts'
+import { NotFoundError, option, RefusedError, UsageError, withStorage } from './common.ts'
+
+/** What an operator can look at and tidy up from the command line (DESIGN: Stable operator interface). */
+
+const PAGE = 100
+
+/** Every item of a paged list, page after page. */
+function everything<T>(page: (cursor: string | undefined) => PageOf<T> | undefined): T[] {
+  const items: T[] = []
+  let cursor: string | undefined
+  do {
+    const next = page(cursor)
+    if (!next) break
+    items.push(...next.data)
+    cursor = next.next_cursor ?? undefined
+  } while (cursor !== undefined)
+  return items
+}
+
+function accountOption(args: string[], storage: Storage): string {
+  const { values } = parseArgs({ args, options: { account: { type: 'string' } } })
+  const accountId = option(values, 'account')
+  if (!storage.accounts.findById(accountId)) throw new NotFoundError(`no account ${accountId}`)
+  return accountId
+}
+
+function idOption(args: string[]): string {
+  const { values } = parseArgs({ args, options: { id: { type: 'string' } } })
+  return option(values, 'id')
+}
+
+export function accountList(args: string[]): object {
+  parseArgs({ args, options: {} })
+  return withStorage((storage) => ({ accounts: storage.accounts.listAll() }))
+}
+
+export function accountShow(args: string[]): object {
+  const id = idOption(args)
+  return withStorage((storage) => {
+    const account = storage.accounts.findById(id)
+    if (!account) throw new NotFoundError(`no account ${id}`)
+    return {
+      ...account,
+      api_clients: storage.apiClients.listForAccount(id).length,
+      hubs: everything((cursor) => storage.agents.list(id, PAGE, cursor)).length,
+      printers: everything((cursor) => storage.printers.list(id, PAGE, cursor)).length,
+    }
+  })
+}
+
+export function clientList(args: string[]): object {
+  return withStorage((storage) => ({
+    clients: storage.apiClients.listForAccount(accountOption(args, storage)),
+  }))
+}
+
+export function hubList(args: string[]): object {
+  return withStorage((storage) => {
+    const accountId = accountOption(args, storage)
+    return { hubs: everything((cursor) => storage.agents.list(accountId, PAGE, cursor)) }
+  })
+}
+
+export function printerList(args: string[]): object {
+  return withStorage((storage) => {
+    const accountId = accountOption(args, storage)
+    return { printers: everything((cursor) => storage.printers.list(accountId, PAGE, cursor)) }
+  })
+}
+
+export function jobList(args: string[]): object {
+  const { values } = parseArgs({ args, options: { account: { type: 'string' }, limit: { type: 'string' } } })
+  const accountId = option(values, 'account')
+  const limit = values.limit === undefined ? 20 : Number(values.limit)
+  if (!(Number.isInteger(limit) && limit >= 1 && limit <= 100))
+    throw new UsageError(`--limit must be a whole number from 1 to 100 (got ${JSON.stringify(values.limit)})`)
+  return withStorage((storage) => {
+    if (!storage.accounts.findById(accountId)) throw new NotFoundError(`no account ${accountId}`)
+    return { jobs: storage.printJobs.list(accountId, limit, undefined, {})?.data ?? [] }
+  })
+}
+
+export function printerRemove(args: string[]): object {
+  const id = idOption(args)
+  return withStorage((storage) => {
+    const outcome = storage.printers.remove(id, new Date().toISOString())
+    if (outcome.removed) {
+      const { removed: _, ...removed } = outcome
+      return removed
+    }
+    switch (outcome.reason) {
+      case 'not_found':
+        throw new NotFoundError(`no printer ${id}`)
+      case 'online':
+        throw new RefusedError(
+          `printer ${id} is online: its hub still reports it; take it off the hub (its --printer) first`,
+        )
+      case 'unfinished_jobs':
+        throw new RefusedError(
+          `printer ${id} has ${outcome.unfinished_jobs} unfinished print jobs; cancel them or let them expire first`,
+        )
+    }
+  })
+}

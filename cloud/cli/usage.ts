@@ -1,0 +1,159 @@
+import { SCOPES } from '../../protocol/enums.ts'
+import { SETTINGS } from '../config.ts'
+
+/** How a command is called, what each option means, and which settings it reads. */
+export interface CommandHelp {
+  usage: string
+  summary: string
+  options: [flag: string, meaning: string][]
+  /** Environment variables it reads; `all` for every setting in cloud/config.ts. */
+  env: 'all' | string[]
+}
+
+const DATA = ['DATA_DIR', 'DATABASE_BUSY_TIMEOUT_MS']
+const ACCOUNT: [string, string] = ['--account ACCOUNT_ID', 'the account (cloud account list)']
+
+export const COMMANDS: Record<string, CommandHelp> = {
+  serve: {
+    usage: 'cloud serve',
+    summary: 'run the cloud: the HTTP API on HOST:PORT, the MQTT broker on MQTT_PORT, data in DATA_DIR',
+    options: [],
+    env: 'all',
+  },
+  'account create': {
+    usage: 'cloud account create --name NAME',
+    summary: 'create an account → {account_id, name, created_at}',
+    options: [['--name NAME', "the account's name"]],
+    env: DATA,
+  },
+  'account list': {
+    usage: 'cloud account list',
+    summary: 'every account → {accounts: [{account_id, name, created_at}]}',
+    options: [],
+    env: DATA,
+  },
+  'account show': {
+    usage: 'cloud account show --id ACCOUNT_ID',
+    summary: 'one account and how many API clients, hubs and printers it has',
+    options: [['--id ACCOUNT_ID', 'the account']],
+    env: DATA,
+  },
+  'client create': {
+    usage: `cloud client create --account ACCOUNT_ID --scopes ${SCOPES.join(',')}`,
+    summary: 'create an API client → {client_id, client_secret (shown once), account_id, scopes}',
+    options: [ACCOUNT, ['--scopes A,B', `what its tokens may do: ${SCOPES.join(', ')}`]],
+    env: DATA,
+  },
+  'client list': {
+    usage: 'cloud client list --account ACCOUNT_ID',
+    summary: "the account's API clients, never their secrets → {clients: [...]}",
+    options: [ACCOUNT],
+    env: DATA,
+  },
+  'client revoke': {
+    usage: 'cloud client revoke --id CLIENT_ID',
+    summary:
+      'its tokens stop working at once and its secret gets no more → {client_id, account_id, revoked_at}',
+    options: [['--id CLIENT_ID', 'the client']],
+    env: DATA,
+  },
+  'hub list': {
+    usage: 'cloud hub list --account ACCOUNT_ID',
+    summary: "the account's hubs, newest first → {hubs: [...]}",
+    options: [ACCOUNT],
+    env: DATA,
+  },
+  'hub revoke': {
+    usage: 'cloud hub revoke --id AGENT_ID',
+    summary: 'its credential stops working; a running cloud drops its session within a second',
+    options: [['--id AGENT_ID', 'the hub']],
+    env: DATA,
+  },
+  'printer list': {
+    usage: 'cloud printer list --account ACCOUNT_ID',
+    summary: "the account's printers, newest first → {printers: [...]}",
+    options: [ACCOUNT],
+    env: DATA,
+  },
+  'printer remove': {
+    usage: 'cloud printer remove --id PRINTER_ID',
+    summary:
+      'remove a printer no hub reports any more (refused while online or with unfinished jobs); its jobs stay readable → {printer_id, account_id, removed_at}',
+    options: [['--id PRINTER_ID', 'the printer']],
+    env: DATA,
+  },
+  'job list': {
+    usage: 'cloud job list --account ACCOUNT_ID [--limit N]',
+    summary: "the account's most recent print jobs, newest first → {jobs: [...]}",
+    options: [ACCOUNT, ['--limit N', 'how many, 1 to 100 (20)']],
+    env: DATA,
+  },
+  'enrollment create': {
+    usage: 'cloud enrollment create --account ACCOUNT_ID --name HUB_NAME',
+    summary: 'a single-use token for a new hub → {enrollment_id, token (shown once), expires_at, state}',
+    options: [ACCOUNT, ['--name HUB_NAME', "the hub's name"]],
+    env: [...DATA, 'ENROLLMENT_TTL_HOURS'],
+  },
+  'enrollment revoke': {
+    usage: 'cloud enrollment revoke --id ENROLLMENT_ID',
+    summary: 'withdraw a pending enrollment token → {enrollment_id, state}',
+    options: [['--id ENROLLMENT_ID', 'the enrollment']],
+    env: DATA,
+  },
+}
+
+export const USAGE = `usage: ${Object.values(COMMANDS)
+  .map((command) => command.usage)
+  .join('\n       ')}
+       cloud help [COMMAND], cloud COMMAND --help`
+
+/** Each setting's variable, meaning and default, read from cloud/config.ts (SETTINGS). */
+function settingsHelp(names: 'all' | string[]): string[] {
+  return Object.values(SETTINGS)
+    .filter((setting) => names === 'all' || names.includes(setting.env))
+    .map((setting) => {
+      const fallback =
+        setting.default === undefined || setting.default === '' ? '' : ` (default ${String(setting.default)})`
+      return `  ${setting.env.padEnd(36)} ${setting.description}${fallback}`
+    })
+}
+
+function optionLines(options: [string, string][]): string[] {
+  return [...options, ['--help', 'this help'] as [string, string]].map(
+    ([flag, meaning]) => `  ${flag.padEnd(36)} ${meaning}`,
+  )
+}
+
+export function commandHelp(name: string): string {
+  const command = COMMANDS[name]!
+  return [
+    `usage: ${command.usage}`,
+    '',
+    command.summary,
+    '',
+    'options:',
+    ...optionLines(command.options),
+    '',
+    'environment:',
+    ...settingsHelp(command.env),
+    '',
+  ].join('\n')
+}
+
+export function generalHelp(): string {
+  return [
+    'usage: cloud COMMAND [OPTIONS]   (npm run -s cloud -- COMMAND ...; npm start runs cloud serve)',
+    '',
+    'Each command prints one JSON object on stdout; errors are one line on stderr (exit 1, or 2 for usage).',
+    'The admin commands work on DATA_DIR whether or not the cloud runs.',
+    '',
+    'commands:',
+    ...Object.entries(COMMANDS).map(([name, command]) => `  ${name.padEnd(20)} ${command.summary}`),
+    '',
+    '`cloud help COMMAND` or `cloud COMMAND --help` lists its options.',
+    '',
+    'environment (every setting; `cloud serve` reads them all):',
+    ...settingsHelp('all'),
+    '',
+  ].join('\n')
+}

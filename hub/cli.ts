@@ -2,6 +2,7 @@ import { mkdirSync } from 'node:fs'
 import { hostname } from 'node:os'
 import { parseArgs } from 'node:util'
 import { AGENT_VERSION, type AgentTimings, HubAgent } from './agent.ts'
+import { HELP, RUN_HELP, USAGE } from './cli/usage.ts'
 import { CloudClient, CloudError } from './cloud/cloud-client.ts'
 import { CloudUrlError, parseCloudUrl } from './cloud/cloud-url.ts'
 import { type HubIdentity, readIdentity, writeIdentity } from './cloud/identity.ts'
@@ -20,8 +21,6 @@ import { createTransport } from './transports/open-transport.ts'
  * need no token. Errors are one line on stderr with a non-zero exit.
  */
 class UsageError extends Error {}
-
-const USAGE = 'usage: hub run --cloud URL --data DIR [--enroll TOKEN] [--printer URI]...'
 
 /** Timings from the environment (tests shorten them); each a whole number of milliseconds. */
 function timingsFromEnv(env: NodeJS.ProcessEnv): Partial<AgentTimings> {
@@ -149,6 +148,10 @@ async function run(args: string[]): Promise<void> {
 }
 
 async function main(argv: string[]): Promise<void> {
+  if (argv[0] === 'help' || argv.includes('--help') || argv.includes('-h')) {
+    process.stdout.write(argv[0] === 'run' || argv[1] === 'run' ? RUN_HELP : HELP)
+    return
+  }
   const [command, ...rest] = argv
   if (command === 'run') return run(rest)
   throw new UsageError(command === undefined ? 'no command given' : `unknown command: ${command}`)
@@ -165,6 +168,11 @@ main(process.argv.slice(2)).catch((error: unknown) => {
     process.exit(1)
   }
   const err = error as NodeJS.ErrnoException
+  if (err.code === 'ERR_PARSE_ARGS_UNKNOWN_OPTION') {
+    const unknown = /'([^']+)'/.exec(err.message)?.[1] ?? err.message
+    process.stderr.write(`hub: unknown option ${unknown}\n${USAGE}\n`)
+    process.exit(2)
+  }
   if (err.code?.startsWith('ERR_PARSE_ARGS')) {
     process.stderr.write(`hub: ${err.message}\n${USAGE}\n`)
     process.exit(2)

@@ -1,0 +1,50 @@
+/** The hub CLI's usage and help texts (DESIGN: Stable operator interface). */
+
+export const USAGE = `usage: hub run --cloud URL --data DIR [--enroll TOKEN] [--printer URI]...
+       hub help, hub run --help`
+
+const PRINTER_URIS = `printer URIs (CUPS device-URI style; every form takes the options below):
+  socket://HOST[:PORT]             raw TCP (JetDirect), port 9100 by default
+  serial:/dev/ttyUSB0              a serial line; also baud= (9600), parity=none|even|odd|mark|space,
+                                   data_bits=5..8 (8), stop_bits=1|1.5|2 (1), flow=none|rtscts|xonxoff
+  usblp:/dev/usb/lp0               the Linux usblp character device
+  usb://VID:PID[/SERIAL]           libusb, four hex digits each, e.g. usb://04b8:0202
+  options: language=escpos|zpl|tspl|cpcl (required for socket and serial; usb and usblp guess it from the
+           device), name=, dpi=72..2400, width_mm= (widest media), height_mm= (longest label)
+  e.g. 'socket://10.0.0.5:9100?language=zpl&dpi=203&width_mm=104&name=Labels'
+  USB printers (/dev/usb/lp* and printer-class devices) are found without a flag.`
+
+const ENVIRONMENT = `environment:
+  LOG_LEVEL                        pino log level (info)
+  LOG_FORMAT                       auto: pretty lines on a terminal, JSON otherwise; json or pretty force one
+  HUB_CLOUD_RETRY_MAX_MS           longest wait between tries while the cloud cannot be reached (30000)
+  HUB_HEALTH_INTERVAL_MS           how often idle printers are asked for their status (30000)
+  HUB_STATUS_TIMEOUT_MS            how long a status query waits for an answer (2000)
+  HUB_PAPER_WAIT_TIMEOUT_MS        how long a job waits for paper or a closed cover before failing (600000)
+  HUB_UNREACHABLE_TIMEOUT_MS       how long a job waits for an unreachable printer or cloud (300000)
+  HUB_RECHECK_MS                   how often a waiting job looks at its printer again (5000)`
+
+export const RUN_HELP = `usage: hub run --cloud URL --data DIR [--enroll TOKEN] [--printer URI]...
+
+Runs the hub: enrols with --enroll on the first run, then connects to the cloud and prints its jobs. While the
+cloud cannot be reached it waits and tries again; SIGTERM or SIGINT stops it.
+
+options:
+  --cloud URL                      the cloud's PUBLIC_URL, e.g. http://10.0.0.2:8080 or https://print.example.com
+  --data DIR                       where the hub keeps its identity (identity.json, mode 0600) and its spool
+  --enroll TOKEN                   the enrollment token (cloud enrollment create); needed only on the first run
+  --printer URI                    a printer, once per printer (see below)
+  --help                           this help
+
+${PRINTER_URIS}
+
+${ENVIRONMENT}
+`
+
+export const HELP = `usage: hub COMMAND [OPTIONS]   (npm run -s hub -- COMMAND ...)
+
+commands:
+  run                              run the hub (hub run --help for its options)
+  help                             this help
+
+${RUN_HELP.slice(RUN_HELP.indexOf('options:'))}`

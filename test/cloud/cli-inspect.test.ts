@@ -1,0 +1,128 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { openStorage } from '../../cloud/storage/storage.ts'
+import { runCli } from '../helpers/cli.ts'
+import { tempDir } from '../helpers/temp-dir.ts'
+import { RECEIPT_PRINTER } from './test-cloud.ts'
+
+describe('cloud CLI: listing, showing and removing', () => {
+  const dir = tempDir('cloud-cli-inspect-')
+  const DATA_DIR = dir.path
+  const cli = (args: string[]) => runCli('cloud/cli.ts', args, { DATA_DIR })
+  const json = (args: string[]) => {
+    const result = cli(args)
+    expect(result.stderr).toBe('')
+    expect(result.stdout.trim().split('\n')).toHaveLength(1)
+    return JSON.parse(result.stdout)
+  }
+  let accountId: string
+  let clientId: string
+  let secret: string
+  const ids = { hub: 'hub-1', gone: '', live: '', busy: '' }
+
+  beforeAll(() => {
+    accountId = json(['account', 'create', '--name', 'Corner Bakery']).account_id
+    const client = json(['client', 'create', '--account', accountId, '--scopes', 'print_jobs:read'])
+    clientId = client.client_id
+    secret = client.client_secret
+    // A hub with printers as its state reports leave them: one it reports (online), others it does not.
+    const storage = openStorage(DATA_DIR)
+    try {
+      storage.agents.insert({ account_id: accountId, name: 'Front desk', agent_id: ids.hub, online: true })
+      const printer = (name: string, online: boolean) =>
+        storage.printers.insert({
+          account_id: accountId,
+          agent_id: ids.hub,
+          name,
+          capabilities: RECEIPT_PRINTER,
+          online,
+        }).printer_id
+      ids.gone = printer('Old till', false)
+      ids.live = printer('Till', true)
+      ids.busy = printer('Kitchen', false)
+    } finally {
+      storage.close()
+    }
+  })
+  afterAll(() => dir.remove())
+
+  it('account list and account show', () => {
+    expect(json(['account', 'list'])).toEqual({
+      accounts: [{ account_id: accountId, name: 'Corner Bakery', created_at: expect.any(String) }],
+    })
+    expect(json(['account', 'show', '--id', accountId])).toEqual({
+      account_id: accountId,
+      name: 'Corner Bakery',
+      created_at: expect.any(String),
+      api_clients: 1,
+      hubs: 1,
+      printers: 3,
+    })
+    expect(cli(['account', 'show', '--id', 'nope'])).toEqual({
+      status: 1,
+      stdout: '',
+      stderr: 'cloud: no account nope\n',
+    })
+  })
+
+  it('client list never shows the secret', () => {
+    const result = cli(['client', 'list', '--account', accountId])
+    expect(JSON.parse(result.stdout)).toEqual({
+      clients: [
+        {
+          client_id: clientId,
+          account_id: accountId,
+          scopes: ['print_jobs:read'],
+          created_at: expect.any(String),
+          revoked_at: null,
+        },
+      ],
+    })
+    expect(result.stdout).not.toContain(secret)
+    expect(result.stdout).not.toContain('secret')
+  })
+
+  it('hub list, printer list and job list', () => {
+    expect(json(['hub', 'list', '--account', accountId]).hubs).toMatchObject([
+      { agent_id: ids.hub, name: 'Front desk', online: true },
+    ])
+    expect(
+      json(['printer', 'list', '--account', accountId]).printers.map((p: { name: string }) => p.name),
+    ).toEqual(['Kitchen', 'Till', 'Old till'])
+    expect(json(['job', 'list', '--account', accountId, '--limit', '5'])).toEqual({ jobs: [] })
+    expect(cli(['job', 'list', '--account', accountId, '--limit', '500']).stderr.split('\n')[0]).toBe(
+      'cloud: --limit must be a whole number from 1 to 100 (got "500")',
+    )
+    expect(cli(['hub', 'list', '--account', 'nope'])).toMatchObject({
+      status: 1,
+      stderr: 'cloud: no account nope\n',
+    })
+  })
+
+  it('printer remove: refused while online, done when no hub reports it; then gone from the list', () => {
+    expect(cli(['printer', 'remove', '--id', ids.live])).toEqual({
+      status: 1,
+      stdout: '',
+      stderr: `cloud: printer ${ids.live} is online: its hub still reports it; take it off the hub (its --printer) first\n`,
+    })
+    expect(json(['printer', 'remove', '--id', ids.gone])).toEqual({
+      printer_id: ids.gone,
+      account_id: accountId,
+      removed_at: expect.any(String),
+    })
+    expect(
+      json(['printer', 'list', '--account', accountId]).printers.map((p: { name: string }) => p.name),
+    ).toEqual(['Kitchen', 'Till'])
+    expect(cli(['printer', 'remove', '--id', ids.gone])).toMatchObject({
+      status: 1,
+      stderr: `cloud: no printer ${ids.gone}\n`,
+    })
+  })
+
+  it('an unknown option names itself, with the usage of its command', () => {
+    expect(cli(['account', 'create', '--nmae', 'x'])).toEqual({
+      status: 2,
+      stdout: '',
+      stderr: 'cloud: unknown option --nmae\nusage: cloud account create --name NAME\n',
+    })
+  })
+})

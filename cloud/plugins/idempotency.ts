@@ -14,13 +14,18 @@ declare module 'fastify' {
   }
   interface FastifyRequest {
     idempotencyScope: IdempotencyScope | null
+    /** Stops renewing the claim of this request's key. */
+    idempotencyHold: (() => void) | null
   }
 }
 
 export interface IdempotencyOptions {
   storage: Storage
   ttlHours: number
-  /** How long a claim protects an unfinished request before another node may take it over. */
+  /**
+   * How long a claim protects an unfinished request before another node may take it over. The request holding
+   * it renews it every third of that while it runs, so only a holder that died loses its claim, and soon.
+   */
   lockMs?: number
   /** How long a concurrent duplicate waits for the first request to finish before answering 409. */
   waitMs?: number
@@ -50,9 +55,30 @@ export function requestFingerprint(request: FastifyRequest): string {
  * so a corrected retry runs again (nothing was created by the failed attempt).
  */
 export const idempotencyPlugin = fp<IdempotencyOptions>(
-  async (app, { storage, ttlHours, lockMs = 120_000, waitMs = 60_000 }) => {
+  async (app, { storage, ttlHours, lockMs = 15_000, waitMs = 60_000 }) => {
     const ttlMs = ttlHours * 3600_000
     app.decorateRequest('idempotencyScope', null)
+    app.decorateRequest('idempotencyHold', null)
+    const holds = new Set<NodeJS.Timeout>()
+    const hold = (scope: IdempotencyScope) => {
+      const timer = setInterval(() => {
+        try {
+          storage.idempotency.renew(scope, Date.now() + lockMs)
+        } catch {
+          // A busy database: the next renewal tries again before the claim runs out.
+        }
+      }, lockMs / 3)
+      timer.unref()
+      holds.add(timer)
+      return () => {
+        clearInterval(timer)
+        holds.delete(timer)
+      }
+    }
+    app.addHook('onClose', async () => {
+      for (const timer of holds) clearInterval(timer)
+      holds.clear()
+    })
 
     app.addHook('preHandler', async (request: FastifyRequest, reply: FastifyReply) => {
       if (!request.routeOptions.config.idempotent) return
@@ -66,6 +92,7 @@ export const idempotencyPlugin = fp<IdempotencyOptions>(
         switch (state.outcome) {
           case 'started':
             request.idempotencyScope = scope
+            request.idempotencyHold = hold(scope)
             return
           case 'conflict':
             throw new ApiError(
@@ -92,6 +119,8 @@ export const idempotencyPlugin = fp<IdempotencyOptions>(
     })
 
     app.addHook('onSend', async (request, reply, payload) => {
+      request.idempotencyHold?.()
+      request.idempotencyHold = null
       const scope = request.idempotencyScope
       if (!scope) return payload
       request.idempotencyScope = null
@@ -104,6 +133,8 @@ export const idempotencyPlugin = fp<IdempotencyOptions>(
     })
 
     app.addHook('onResponse', async (request) => {
+      request.idempotencyHold?.()
+      request.idempotencyHold = null
       if (request.idempotencyScope) storage.idempotency.release(request.idempotencyScope)
     })
   },

@@ -10,6 +10,7 @@ import {
 import type { Printer } from '../../protocol/printer.ts'
 import { ApiError } from '../errors.ts'
 import { isDocumentPurgedError } from '../storage/documents.ts'
+import type { IdempotencyScope } from '../storage/idempotency.ts'
 import type { Storage } from '../storage/storage.ts'
 import type { JobLog } from './lifecycle.ts'
 import { checkPrintRoute } from './route-check.ts'
@@ -31,7 +32,9 @@ export interface PrintJobSubmitter {
   documentFor(accountId: string, documentId: string): Document
   /**
    * Inserts the pending job, logs it with `log` (the request's; tests may omit it), then tells its hub
-   * (through `onCreated`).
+   * (through `onCreated`). Under an Idempotency-Key, the key's answer (201 and the job) is written in the
+   * same transaction as the job: a cloud that dies before answering leaves a key that replays this job, never
+   * one that lets the retry create a second.
    */
   submit(
     accountId: string,
@@ -39,6 +42,7 @@ export interface PrintJobSubmitter {
     document: Document,
     options: PrintOptions,
     log?: JobLog,
+    idempotency?: IdempotencyScope | null,
   ): Promise<PrintJob>
 }
 
@@ -60,7 +64,7 @@ export function createPrintJobSubmitter(
         throwError(unknownReference('document_id', 'document'))
       )
     },
-    async submit(accountId, printer, document, requested, log) {
+    async submit(accountId, printer, document, requested, log, idempotency) {
       const options = resolveOptions(requested)
       checkPrintRoute(printer, document, options)
       const job: PrintJob = {
@@ -81,7 +85,11 @@ export function createPrintJobSubmitter(
       }
       let inserted: boolean
       try {
-        inserted = storage.printJobs.insertWithinCapacity(accountId, job, queueCapacity)
+        inserted = storage.atomically(() => {
+          if (!storage.printJobs.insertWithinCapacity(accountId, job, queueCapacity)) return false
+          if (idempotency) storage.idempotency.complete(idempotency, 201, JSON.stringify(job))
+          return true
+        })
       } catch (error) {
         // Purged by housekeeping since `documentFor` found it: answered as a document that is not there.
         if (isDocumentPurgedError(error)) throw unknownReference('document_id', 'document')

@@ -91,6 +91,7 @@ export const printJobRoutes: FastifyPluginAsync<PrintJobRoutesOptions> = async (
         document,
         printOptionsOf(request.body),
         request.log,
+        request.idempotencyScope,
       )
       return reply.code(201).send(job)
     },
@@ -121,7 +122,16 @@ export const printJobRoutes: FastifyPluginAsync<PrintJobRoutesOptions> = async (
       })
       return reply
         .code(201)
-        .send(await submitter.submit(accountId, printer, document, printOptionsOf(body), request.log))
+        .send(
+          await submitter.submit(
+            accountId,
+            printer,
+            document,
+            printOptionsOf(body),
+            request.log,
+            request.idempotencyScope,
+          ),
+        )
     },
   )
 
@@ -151,7 +161,16 @@ export const printJobRoutes: FastifyPluginAsync<PrintJobRoutesOptions> = async (
       })
       return reply
         .code(201)
-        .send(await submitter.submit(accountId, printer, document, printOptionsOf(body), request.log))
+        .send(
+          await submitter.submit(
+            accountId,
+            printer,
+            document,
+            printOptionsOf(body),
+            request.log,
+            request.idempotencyScope,
+          ),
+        )
     },
   )
 

@@ -25,6 +25,8 @@ export interface IdempotencyRepository {
     ttlMs: number,
   ): IdempotencyBegin
   complete(scope: IdempotencyScope, statusCode: number, body: string): void
+  /** The request holding the claim is alive: it keeps the claim until `lockedUntil`. */
+  renew(scope: IdempotencyScope, lockedUntil: number): void
   /** Drops an unfinished claim so that a retry runs the request again (used when the request failed). */
   release(scope: IdempotencyScope): void
   /** Purges records past their expiry (housekeeping); returns how many. */
@@ -55,6 +57,10 @@ export function createIdempotencyRepository(db: SqliteDatabase): IdempotencyRepo
     `UPDATE idempotency_keys SET state = 'completed', status_code = ?, response_body = ?
      WHERE account_id = ? AND endpoint = ? AND key = ?`,
   )
+  const renew = db.prepare(
+    `UPDATE idempotency_keys SET locked_until = ?
+     WHERE account_id = ? AND endpoint = ? AND key = ? AND state = 'in_progress'`,
+  )
   const release = db.prepare(
     `DELETE FROM idempotency_keys WHERE account_id = ? AND endpoint = ? AND key = ? AND state = 'in_progress'`,
   )
@@ -82,6 +88,9 @@ export function createIdempotencyRepository(db: SqliteDatabase): IdempotencyRepo
     begin: (s, fingerprint, now, lockMs, ttlMs) => begin.immediate(s, fingerprint, now, lockMs, ttlMs),
     complete(s, statusCode, body) {
       complete.run(statusCode, body, s.accountId, s.endpoint, s.key)
+    },
+    renew(s, lockedUntil) {
+      renew.run(lockedUntil, s.accountId, s.endpoint, s.key)
     },
     release(s) {
       release.run(s.accountId, s.endpoint, s.key)

@@ -21,6 +21,8 @@ export interface Storage {
   idempotency: IdempotencyRepository
   /** Whether the database answers a query now (readiness probe); false once closed or failing. */
   ping(): boolean
+  /** Runs `work` as one transaction: several repositories' writes land together or not at all. */
+  atomically<T>(work: () => T): T
   close(): void
 }
 
@@ -47,6 +49,7 @@ export function storageOn(db: SqliteDatabase): Storage {
         return false
       }
     },
+    atomically: (work) => db.transaction(work).immediate(),
     close: () => db.close(),
   }
 }

@@ -128,6 +128,18 @@ describe('idempotency records', () => {
     dir.remove()
   })
 
+  it('stay claimed while their holder renews the claim, and are taken over once it stops', () => {
+    const dir = tempDir()
+    const storage = openStorage(dir.path)
+    const scope = { accountId: 'a', endpoint: 'e', key: 'renewed' }
+    expect(storage.idempotency.begin(scope, 'f', 1000, 500, 10_000_000)).toEqual({ outcome: 'started' })
+    storage.idempotency.renew(scope, 2000)
+    expect(storage.idempotency.begin(scope, 'f', 1600, 500, 10_000_000)).toEqual({ outcome: 'in_progress' })
+    expect(storage.idempotency.begin(scope, 'f', 2000, 500, 10_000_000)).toEqual({ outcome: 'started' })
+    storage.close()
+    dir.remove()
+  })
+
   it('let another node take over a claim whose holder died', () => {
     const dir = tempDir()
     const storage = openStorage(dir.path)

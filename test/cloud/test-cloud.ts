@@ -4,6 +4,7 @@ import { generateSecret, hashSecret } from '../../cloud/auth/secrets.ts'
 import { type CloudConfig, loadConfig } from '../../cloud/config.ts'
 import type { PdfInspector } from '../../cloud/documents/pdf-inspection.ts'
 import type { SafeFetchOptions } from '../../cloud/fetch/safe-fetch.ts'
+import type { JobEvents } from '../../cloud/routes/print-jobs.ts'
 import { createBlobStore } from '../../cloud/storage/blob-store.ts'
 import { openStorage, type Storage } from '../../cloud/storage/storage.ts'
 import type { Scope } from '../../protocol/enums.ts'
@@ -73,11 +74,15 @@ export interface TestCloudOptions {
   env?: Record<string, string>
   pdfInspector?: PdfInspector
   fetchSeams?: Pick<SafeFetchOptions, 'resolve' | 'connect' | 'tlsCa' | 'dnsServers'>
+  /** What the app tells of created and cancelled jobs (nothing by default). */
+  jobEvents?: JobEvents
+  /** Another cloud's data directory (a restart of it); a fresh one by default, removed on close. */
+  dataDir?: string
 }
 
 /** A cloud app on a fresh SQLite file in a temp dir, with quotas high enough not to get in a test's way. */
 export async function startTestCloud(options: TestCloudOptions = {}): Promise<TestCloud> {
-  const dir = tempDir('cloud-test-')
+  const dir = options.dataDir === undefined ? tempDir('cloud-test-') : { path: options.dataDir, remove() {} }
   const config = loadConfig({
     DATA_DIR: dir.path,
     PUBLIC_URL: 'http://127.0.0.1:8080',
@@ -92,6 +97,7 @@ export async function startTestCloud(options: TestCloudOptions = {}): Promise<Te
     blobs: createBlobStore(config.dataDir),
     ...(options.pdfInspector && { pdfInspector: options.pdfInspector }),
     ...(options.fetchSeams && { fetchSeams: options.fetchSeams }),
+    ...(options.jobEvents && { jobEvents: options.jobEvents }),
   })
   await app.ready()
   return {

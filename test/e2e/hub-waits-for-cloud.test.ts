@@ -11,18 +11,18 @@ describe('a hub started before its cloud', () => {
     await stopAll()
   })
 
-  it('waits, logging each wait with the cloud URL and the delay, and enrols and connects once the cloud is up', async () => {
+  it('waits, logging each wait with the cloud URL and the delay, and enrols and connects once the cloud is up; later runs wait at the connection lookup', async () => {
     const dataDir = await newTempDir('e2e-cloud-')
     const admin = (args: string[]) => JSON.parse(runCli('cloud/cli.ts', args, { DATA_DIR: dataDir }).stdout)
     const { account_id } = admin(['account', 'create', '--name', 'Early shop'])
     const { token } = admin(['enrollment', 'create', '--account', account_id, '--name', 'Early hub'])
     const port = await freePort()
     const cloudUrl = `http://127.0.0.1:${port}`
-    const hub = spawnCli(
-      'hub/cli.ts',
-      ['run', '--cloud', cloudUrl, '--data', await newTempDir('e2e-hub-'), '--enroll', token],
-      { ...FAST_HUB_ENV, HUB_CLOUD_RETRY_MAX_MS: '500' },
-    )
+    const hubDir = await newTempDir('e2e-hub-')
+    const hub = spawnCli('hub/cli.ts', ['run', '--cloud', cloudUrl, '--data', hubDir, '--enroll', token], {
+      ...FAST_HUB_ENV,
+      HUB_CLOUD_RETRY_MAX_MS: '500',
+    })
     hubs.push(hub)
     const waiting = await waitForLogLine(hub, (line) => line.msg === 'cloud not reachable yet; trying again')
     expect(waiting).toMatchObject({ level: 40, cloud: cloudUrl, step: 'enroll', status: null })
@@ -38,7 +38,23 @@ describe('a hub started before its cloud', () => {
       .toBe(true)
     hub.kill('SIGTERM')
     expect(await exitOf(hub)).toBe(0)
-  }, 60_000)
+
+    // Enrolled already, and the cloud is down again: the hub waits at its connection lookup.
+    expect(await cloud.stop()).toBe(0)
+    const again = spawnCli('hub/cli.ts', ['run', '--cloud', cloudUrl, '--data', hubDir], {
+      ...FAST_HUB_ENV,
+      HUB_CLOUD_RETRY_MAX_MS: '500',
+    })
+    hubs.push(again)
+    expect(
+      await waitForLogLine(again, (line) => line.msg === 'cloud not reachable yet; trying again'),
+    ).toMatchObject({ cloud: cloudUrl, step: 'connection' })
+    const readyAgain = waitForLogLine(again, (line) => line.msg === 'hub ready')
+    await startCloudProcess({ dataDir, port })
+    expect(await readyAgain).toMatchObject({ cloud: cloudUrl, agent_id: (await ready).agent_id })
+    again.kill('SIGTERM')
+    expect(await exitOf(again)).toBe(0)
+  }, 90_000)
 
   it('stops with exit 0 on SIGTERM while it waits', async () => {
     const hub = spawnCli(

@@ -21,7 +21,10 @@ export interface RunningCloud {
   broker: EmbeddedBroker
   dispatcher: Dispatcher
   apiUrl: string
-  /** Stops taking requests, lets in-flight ones finish, then closes the broker and the database. */
+  /**
+   * Stops taking requests, lets in-flight ones finish, waits for the hub messages being handled, then closes
+   * the broker and the database, and releases DATA_DIR.
+   */
   close(): Promise<void>
 }
 

@@ -3,8 +3,9 @@ import { openStorage, type Storage } from '../storage/storage.ts'
 
 /** A wrong command line: one line and the usage, exit 2. */
 export class UsageError extends Error {}
-/** The id names nothing, or the thing cannot be done now: one line, exit 1. */
+/** The id names nothing: one line, exit 1. */
 export class NotFoundError extends Error {}
+/** The thing cannot be done now (a printer still online): one line, exit 1. */
 export class RefusedError extends Error {}
 
 /** A required string option. */

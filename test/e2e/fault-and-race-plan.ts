@@ -14,12 +14,6 @@ export interface FaultAndRaceOptions {
   concurrency?: number
   /** At most this many accepted jobs not yet seen at a printer (or cancelled), so faults hit a flowing queue. */
   window?: number
-  /**
-   * Kill the cloud only while no create is in flight (new creates wait, then meet the dead cloud). A create
-   * caught by the kill holds its Idempotency-Key "in progress" for the claim's lock (120 s) before a retry
-   * runs again: the short form avoids that wait to stay fast; the soak leaves it to chance.
-   */
-  cloudKillsBetweenCreates?: boolean
   /** Bound on the whole run; the run throws beyond it. */
   timeLimitMs: number
   log?: (line: string) => void

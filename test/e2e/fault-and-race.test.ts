@@ -16,8 +16,6 @@ describe(`fault and race, short form (seed ${SEED})`, () => {
       jobs: 160,
       seed: SEED,
       faults: { hubKills: 2, cloudKills: 2, brokerCuts: 2, apiCuts: 3 },
-      // A create caught by a cloud kill waits out its key's 120 s claim; the soak takes that chance, not CI.
-      cloudKillsBetweenCreates: true,
       timeLimitMs: 200_000,
     })
     console.info(`${JSON.stringify(figures)}\n${summarize(figures)}`)

@@ -185,15 +185,10 @@ export async function runFaultAndRace(
     }
 
     const cancels: Promise<void>[] = []
-    let creating = 0
-    let gate = Promise.resolve()
     const create = async (body: Record<string, unknown>, key: string) => {
-      await gate
-      creating++
       try {
         return await client.create(body, key)
       } finally {
-        creating--
         progress.notify()
       }
     }
@@ -231,14 +226,7 @@ export async function runFaultAndRace(
           await sleep(fault.outageMs)
           hub = await startHubProcess({ cloudUrl: cloud.url, dataDir: hubDir, printers: uris })
         } else if (fault.kind === 'cloud-kill') {
-          let open = () => {}
-          if (options.cloudKillsBetweenCreates) {
-            gate = new Promise((resolve) => {
-              open = resolve
-            })
-            while (creating > 0) await progress.next()
-          }
-          await cloud.kill().finally(open)
+          await cloud.kill()
           done.cloudKills++
           await sleep(fault.outageMs)
           cloud = await startCloudProcess({

@@ -37,6 +37,12 @@ export const ContentSha256 = Type.String({
   description: 'SHA-256 of the bytes, in hex: the hub checks what it downloaded against it.',
 })
 
+/** RFC 6749 §5.1: an answer that holds a secret is never cached. */
+export const NoStore = Type.Enum(['no-store'], {
+  description: 'The answer holds a secret: no cache may keep it.',
+})
+export const PragmaNoCache = Type.Enum(['no-cache'], { description: 'The same, for HTTP/1.0 caches.' })
+
 export const WwwAuthenticate = Type.String({
   description: 'The challenge (RFC 6750 §3 for bearer tokens, RFC 7617 for HTTP Basic).',
 })

@@ -2,14 +2,20 @@ import { type TSchema, Type } from 'typebox'
 
 /**
  * Response entries for route schemas in Fastify's content form: Fastify serializes with the schema of the
- * reply's media type, and the OpenAPI document shows the description and the media type.
+ * reply's media type, and the OpenAPI document shows the description, the media type and `headers`, which
+ * the route sends with every such answer.
  */
-export const jsonResponse = <T extends TSchema>(description: string, schema: T) => ({
+export const jsonResponse = <T extends TSchema>(
+  description: string,
+  schema: T,
+  headers: Record<string, TSchema> = {},
+) => ({
   description,
+  headers,
   content: { 'application/json': { schema } },
 })
 
-/** Bytes streamed as they are (Fastify does not serialize a stream); `headers` are sent with every one. */
+/** Bytes streamed as they are (Fastify does not serialize a stream). */
 export const binaryResponse = (description: string, headers: Record<string, TSchema> = {}) => ({
   description,
   headers,

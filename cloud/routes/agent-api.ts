@@ -4,7 +4,7 @@ import type { FastifyPluginAsync, FastifyRequest } from 'fastify'
 import { Type } from 'typebox'
 import { ConnectionInfo, EnrollRequest, EnrollResponse } from '../../protocol/agent-api.ts'
 import { ErrorBody } from '../../protocol/errors.ts'
-import { ContentSha256 } from '../../protocol/http-headers.ts'
+import { ContentSha256, NoStore } from '../../protocol/http-headers.ts'
 import { generateSecret, hashSecret } from '../auth/secrets.ts'
 import { ApiError } from '../errors.ts'
 import { binaryResponse, jsonResponse } from '../openapi/responses.ts'
@@ -62,6 +62,7 @@ export const agentApiRoutes: FastifyPluginAsync<AgentApiOptions> = async (app, o
           201: jsonResponse(
             'Enrolled: the hub keeps this credential; the cloud stores only its hash.',
             EnrollResponse,
+            { 'Cache-Control': NoStore },
           ),
           '4xx': ErrorBody,
         },

@@ -2,6 +2,7 @@ import formbody from '@fastify/formbody'
 import type { FastifyPluginAsync, FastifyRequest } from 'fastify'
 import { SCOPES, type Scope } from '../../protocol/enums.ts'
 import { ErrorBody } from '../../protocol/errors.ts'
+import { NoStore, PragmaNoCache } from '../../protocol/http-headers.ts'
 import { TokenRequest, TokenResponse } from '../../protocol/oauth.ts'
 import { generateSecret, hashSecret, secretMatches } from '../auth/secrets.ts'
 import { ApiError } from '../errors.ts'
@@ -110,6 +111,7 @@ export const oauthTokenRoutes: FastifyPluginAsync<OauthTokenOptions> = async (
           200: jsonResponse(
             'An access token; cache it until shortly before expires_in elapses.',
             TokenResponse,
+            { 'Cache-Control': NoStore, Pragma: PragmaNoCache },
           ),
           '4xx': ErrorBody,
         },

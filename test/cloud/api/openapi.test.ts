@@ -499,6 +499,17 @@ describe('a truthful contract', () => {
     })
   })
 
+  it('the token and the enrollment answers say Cache-Control: no-store (RFC 6749 §5.1)', () => {
+    const token = operation('/oauth/token', 'post').responses['200']!
+    expect(headerOf(token, 'Cache-Control')).toMatchObject({ required: true, schema: { enum: ['no-store'] } })
+    expect(headerOf(token, 'Pragma')).toMatchObject({ required: true, schema: { enum: ['no-cache'] } })
+    const enrolled = operation('/agent-api/v1/enroll', 'post').responses['201']!
+    expect(headerOf(enrolled, 'Cache-Control')).toMatchObject({
+      required: true,
+      schema: { enum: ['no-store'] },
+    })
+  })
+
   it('the hub’s document download is application/octet-stream with its SHA-256', () => {
     const ok = operation('/agent-api/v1/documents/{documentId}', 'get').responses['200']!
     expect(Object.keys(ok.content ?? {})).toEqual(['application/octet-stream'])

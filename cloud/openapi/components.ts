@@ -1,7 +1,7 @@
 import { ERROR_CODES } from '../../protocol/errors.ts'
 
 type Schema = Record<string, unknown>
-interface Document {
+interface OpenApiDocument {
   paths: Record<string, Record<string, { responses?: Record<string, { content?: Record<string, Media> }> }>>
   components: { schemas?: Record<string, Schema> }
 }
@@ -84,7 +84,7 @@ function listErrorCodes(error: Schema): void {
  * becomes a component a generated client can import. Request bodies and parameters stay inline, as clients
  * send them (and as the property tests read them).
  */
-export function nameResponseSchemas(doc: Document): void {
+export function nameResponseSchemas(doc: OpenApiDocument): void {
   const components: Record<string, Schema> = { ...doc.components.schemas }
   for (const methods of Object.values(doc.paths)) {
     for (const op of Object.values(methods)) {

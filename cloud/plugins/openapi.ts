@@ -74,6 +74,7 @@ export const openapiPlugin = fp<{ publicUrl: string }>(
         if (!('openapiObject' in generated)) return generated.swaggerObject
         // A copy: the generated document may share objects with the live route schemas.
         const doc = structuredClone(generated.openapiObject) as Parameters<typeof nameResponseSchemas>[0]
+        // Names first: the error answers describeOperation adds refer to the Error component named here.
         nameResponseSchemas(doc)
         for (const methods of Object.values(doc.paths)) {
           for (const op of Object.values(methods)) describeOperation(op as Operation)

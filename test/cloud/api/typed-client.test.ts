@@ -1,5 +1,6 @@
 import { randomUUID } from 'node:crypto'
 import { readFileSync } from 'node:fs'
+import type { LightMyRequestResponse } from 'fastify'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { generateSecret, hashSecret } from '../../../cloud/auth/secrets.ts'
 import { connectTls } from '../../../cloud/fetch/safe-fetch.ts'
@@ -135,20 +136,51 @@ describe('a client generated from /openapi.json', () => {
   })
 })
 
-describe('the agent API answers as documented too', () => {
+describe('answers outside the backend’s flow are as documented too', () => {
   // Injected, not over a socket: a streamed download's keep-alive connection can outlive app.close() (the
   // client has every byte before the server ends the response), which would hold this file's teardown.
-  const inject = async (
-    method: 'GET' | 'POST',
-    url: string,
-    init: { headers?: Record<string, string>; payload?: object },
-  ) => {
-    const res = await cloud.app.inject({ method, url, ...init })
+  const asResponse = (res: LightMyRequestResponse) => {
     const headers = Object.entries(res.headers).flatMap(([name, value]) =>
       value === undefined ? [] : [[name, String(value)] as [string, string]],
     )
     return new Response(res.rawPayload, { status: res.statusCode, headers })
   }
+  const inject = async (
+    method: 'GET' | 'POST',
+    url: string,
+    init: { headers?: Record<string, string>; payload?: object | string },
+  ) => asResponse(await cloud.app.inject({ method, url, ...init }))
+
+  it('401 with WWW-Authenticate, and 429 with Retry-After and the X-RateLimit headers', async () => {
+    const { check } = contractChecker(openapi)
+    const limited = await startTestCloud({ env: { RATE_LIMIT_PER_IP: '1' } })
+    try {
+      const noToken = await inject('GET', '/api/v1/printers', {})
+      const badSecret = await inject('POST', '/oauth/token', {
+        headers: { 'content-type': 'application/x-www-form-urlencoded' },
+        payload: new URLSearchParams({
+          grant_type: 'client_credentials',
+          client_id: account.clientId,
+          client_secret: 'wrong',
+        }),
+      })
+      const first = await limited.app.inject({ method: 'GET', url: '/api/v1/printers' })
+      expect(first.statusCode).toBe(401)
+      const second = await limited.app.inject({ method: 'GET', url: '/api/v1/printers' })
+      expect(second.statusCode).toBe(429)
+      expect([
+        await check('GET', '/api/v1/printers', noToken),
+        await check('POST', '/oauth/token', badSecret),
+        await check('GET', '/api/v1/printers', asResponse(second)),
+      ]).toEqual([
+        { operationId: 'listPrinters', status: 401, problems: [] },
+        { operationId: 'createAccessToken', status: 401, problems: [] },
+        { operationId: 'listPrinters', status: 429, problems: [] },
+      ])
+    } finally {
+      await limited.close()
+    }
+  })
 
   it('enroll, connection and document download (application/octet-stream)', async () => {
     const { check } = contractChecker(openapi)

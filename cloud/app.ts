@@ -84,6 +84,12 @@ export async function buildApp(deps: AppDependencies): Promise<FastifyInstance> 
       'retry-after': '1',
     })
   })
+  // Once an answer that was in flight when closing began is sent, its connection is closed if it is idle: a
+  // keep-alive client that sends nothing more would otherwise hold the shutdown for its whole keep-alive
+  // timeout. A request already waiting on it is answered first (the 503 above).
+  app.addHook('onResponse', async () => {
+    if (closing) setImmediate(() => app.server.closeIdleConnections())
+  })
   // JSON endpoints take JSON only: a text/plain body is a 415, not a string that fails validation.
   app.removeContentTypeParser('text/plain')
 

@@ -68,4 +68,37 @@ describe('while the cloud shuts down', () => {
       message: 'The service is restarting; retry shortly.',
     })
   })
+
+  it('ends a kept-alive connection once the answer in flight is sent, so closing never waits on an idle client', async () => {
+    const cloud = await startTestCloud()
+    const account = cloud.createAccount()
+    const base = new URL(await cloud.app.listen({ host: '127.0.0.1', port: 0 }))
+    const body = JSON.stringify({
+      document_base64: ESCPOS_RECEIPT.toString('base64'),
+      document_format: 'raw',
+      document_raw_language: 'escpos',
+      printer_id: account.receiptPrinterId,
+    })
+    const socket = connect(Number(base.port), '127.0.0.1')
+    let received = ''
+    socket.on('data', (chunk) => {
+      received += chunk.toString()
+    })
+    await new Promise((resolve) => socket.once('connect', resolve))
+    const socketClosed = new Promise((resolve) => socket.once('close', resolve))
+    socket.write(
+      `POST /api/v1/print-jobs/from-base64 HTTP/1.1\r\nHost: x\r\nConnection: keep-alive\r\n` +
+        `Authorization: Bearer ${account.token()}\r\nContent-Type: application/json\r\n` +
+        `Content-Length: ${body.length}\r\n\r\n${body.slice(0, 10)}`,
+    )
+    await new Promise((resolve) => setTimeout(resolve, 100))
+    const closed = cloud.close()
+    await new Promise((resolve) => setTimeout(resolve, 100))
+    // The client finishes its request and then just keeps the connection, sending nothing more: the cloud
+    // must hang up by itself (a keep-alive client would otherwise hold the shutdown for its whole timeout).
+    socket.write(body.slice(10))
+    await socketClosed
+    await closed
+    expect(received).toMatch(/^HTTP\/1\.1 201 /)
+  })
 })

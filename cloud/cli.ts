@@ -8,9 +8,12 @@ import {
   accountShow,
   clientList,
   hubList,
+  hubShow,
   jobList,
+  jobShow,
   printerList,
   printerRemove,
+  printerShow,
 } from './cli/inspect-commands.ts'
 import { COMMANDS, commandHelp, generalHelp, USAGE } from './cli/usage.ts'
 import { ConfigError, loadConfig } from './config.ts'
@@ -156,10 +159,13 @@ async function main(argv: string[]): Promise<void> {
     'client list': clientList,
     'client revoke': clientRevoke,
     'hub list': hubList,
+    'hub show': hubShow,
     'hub revoke': hubRevoke,
     'printer list': printerList,
+    'printer show': printerShow,
     'printer remove': printerRemove,
     'job list': jobList,
+    'job show': jobShow,
     'enrollment create': enrollmentCreate,
     'enrollment revoke': enrollmentRevoke,
   }

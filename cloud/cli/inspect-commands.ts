@@ -105,3 +105,28 @@ export function printerRemove(args: string[]): object {
     }
   })
 }
+
+export function hubShow(args: string[]): object {
+  const id = idOption(args)
+  return withStorage((storage) => storage.agents.findById(id) ?? throwNotFound(`no hub ${id}`))
+}
+
+export function printerShow(args: string[]): object {
+  const id = idOption(args)
+  return withStorage((storage) => {
+    const where = storage.printers.locate(id)
+    const printer = where && storage.printers.findById(where.account_id, id)
+    if (!where || !printer) throw new NotFoundError(`no printer ${id}`)
+    return { ...printer, account_id: where.account_id, printer_key: where.printer_key }
+  })
+}
+
+/** A job of any account with what its hub was told: offered, cancel requested (docs/job-lifecycle.md). */
+export function jobShow(args: string[]): object {
+  const id = idOption(args)
+  return withStorage((storage) => storage.printJobs.dispatchable(id) ?? throwNotFound(`no print job ${id}`))
+}
+
+function throwNotFound(message: string): never {
+  throw new NotFoundError(message)
+}

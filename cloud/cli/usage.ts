@@ -63,6 +63,12 @@ export const COMMANDS: Record<string, CommandHelp> = {
     options: [ACCOUNT],
     env: DATA,
   },
+  'hub show': {
+    usage: 'cloud hub show --id AGENT_ID',
+    summary: 'one hub: online, last seen, version, and its account',
+    options: [['--id AGENT_ID', 'the hub']],
+    env: DATA,
+  },
   'hub revoke': {
     usage: 'cloud hub revoke --id AGENT_ID',
     summary: 'its credential stops working; a running cloud drops its session within a second',
@@ -73,6 +79,12 @@ export const COMMANDS: Record<string, CommandHelp> = {
     usage: 'cloud printer list --account ACCOUNT_ID',
     summary: "the account's printers, newest first → {printers: [...]}",
     options: [ACCOUNT],
+    env: DATA,
+  },
+  'printer show': {
+    usage: 'cloud printer show --id PRINTER_ID',
+    summary: 'one printer: capabilities, health, online, its hub and account',
+    options: [['--id PRINTER_ID', 'the printer']],
     env: DATA,
   },
   'printer remove': {
@@ -86,6 +98,13 @@ export const COMMANDS: Record<string, CommandHelp> = {
     usage: 'cloud job list --account ACCOUNT_ID [--limit N]',
     summary: "the account's most recent print jobs, newest first → {jobs: [...]}",
     options: [ACCOUNT, ['--limit N', 'how many, 1 to 100 (20)']],
+    env: DATA,
+  },
+  'job show': {
+    usage: 'cloud job show --id PRINT_JOB_ID',
+    summary:
+      'one print job of any account, with its hub and what the hub was told (offered_at, cancel_requested_at)',
+    options: [['--id PRINT_JOB_ID', 'the print job']],
     env: DATA,
   },
   'enrollment create': {

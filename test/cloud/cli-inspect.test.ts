@@ -1,4 +1,6 @@
+import { randomUUID } from 'node:crypto'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { resolveOptions } from '../../cloud/print-jobs/submit.ts'
 import { openStorage } from '../../cloud/storage/storage.ts'
 import { runCli } from '../helpers/cli.ts'
 import { tempDir } from '../helpers/temp-dir.ts'
@@ -96,6 +98,72 @@ describe('cloud CLI: listing, showing and removing', () => {
       status: 1,
       stderr: 'cloud: no account nope\n',
     })
+  })
+
+  it('hub show, printer show and job show (with what the hub was told)', () => {
+    expect(json(['hub', 'show', '--id', ids.hub])).toMatchObject({
+      agent_id: ids.hub,
+      account_id: accountId,
+      name: 'Front desk',
+      online: true,
+    })
+    expect(json(['printer', 'show', '--id', ids.live])).toMatchObject({
+      printer_id: ids.live,
+      account_id: accountId,
+      agent_id: ids.hub,
+      name: 'Till',
+      online: true,
+    })
+    const storage = openStorage(DATA_DIR)
+    const jobId = randomUUID()
+    try {
+      const document = {
+        document_id: randomUUID(),
+        document_mime_type: 'application/vnd.escpos',
+        document_format: 'raw' as const,
+        document_raw_language: 'escpos' as const,
+        size_bytes: 4,
+        sha256: 'a'.repeat(64),
+        filename: null,
+        created_at: new Date().toISOString(),
+      }
+      storage.documents.insertWithinQuota(accountId, document, 1e9)
+      storage.printJobs.insertWithinCapacity(
+        accountId,
+        {
+          ...resolveOptions({}),
+          print_job_id: jobId,
+          document_id: document.document_id,
+          document_mime_type: document.document_mime_type,
+          document_format: 'raw',
+          document_raw_language: 'escpos',
+          printer_id: ids.live,
+          status: 'pending',
+          created_at: new Date().toISOString(),
+          reserved_at: null,
+          started_at: null,
+          completed_at: null,
+          failure_reason: null,
+          waiting_reason: null,
+        },
+        1000,
+      )
+    } finally {
+      storage.close()
+    }
+    expect(json(['job', 'show', '--id', jobId])).toMatchObject({
+      print_job_id: jobId,
+      account_id: accountId,
+      agent_id: ids.hub,
+      status: 'pending',
+      offered_at: null,
+      cancel_requested_at: null,
+    })
+    for (const what of ['hub', 'printer', 'job'])
+      expect(cli([what, 'show', '--id', 'nope'])).toMatchObject({
+        status: 1,
+        stderr: expect.stringMatching(/^cloud: no /),
+      })
   })
 
   it('printer remove: refused while online, done when no hub reports it; then gone from the list', () => {

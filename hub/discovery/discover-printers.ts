@@ -1,5 +1,5 @@
 import type { RawLanguage } from '../../protocol/enums.ts'
-import { capabilitiesFor } from '../printers/default-capabilities.ts'
+import { capabilitiesFor } from '../languages/capabilities.ts'
 import type { PrinterSpec, TransportSpec } from '../printers/printer-spec.ts'
 import {
   defaultPrinterName,

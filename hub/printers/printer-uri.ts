@@ -1,8 +1,8 @@
 import { isIP } from 'node:net'
 import { posix } from 'node:path'
 import { RAW_LANGUAGES, type RawLanguage } from '../../protocol/enums.ts'
+import { capabilitiesFor, type MediaOptions, mediaDefaultsFor } from '../languages/capabilities.ts'
 import { transportUri, usbIdHex } from '../transports/transport-uri.ts'
-import { capabilitiesFor, type MediaOptions, mediaDefaultsFor } from './default-capabilities.ts'
 import type { PrinterSpec, TransportSpec } from './printer-spec.ts'
 import { languageOfUsbVendor } from './usb-vendors.ts'
 

@@ -1,7 +1,7 @@
 import type { Logger } from 'pino'
 import type { HubPrinter } from '../../protocol/hub-messages.ts'
 import type { PrinterHealth } from '../../protocol/printer-health.ts'
-import { probeHealth } from '../status/index.ts'
+import { probeHealth } from '../languages/read-health.ts'
 import type { Transport } from '../transports/transport.ts'
 import type { PrinterSpec, TransportSpec } from './printer-spec.ts'
 

@@ -2,7 +2,7 @@ import type { RawLanguage } from '../../protocol/enums.ts'
 
 /**
  * The status queries the simulated printers answer and the replies a real printer in each condition would
- * send. Written from the manuals independently of hub/status so that the simulator checks the hub's
+ * send. Written from the manuals independently of hub/languages so that the simulator checks the hub's
  * parsers rather than echoing them.
  */
 export interface PrinterCondition {

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest'
-import { REASON_STATES, type StatusReason, stateOf } from '../../../hub/status/health-state.ts'
+import { REASON_STATES, type StatusReason, stateOf } from '../../../hub/languages/health-state.ts'
 import { BLOCKING_HEALTH_STATES, HEALTH_STATES } from '../../../protocol/printer-health.ts'
 
 describe('stateOf', () => {

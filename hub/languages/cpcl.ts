@@ -1,5 +1,7 @@
 import type { Transport } from '../transports/transport.ts'
 import { reasonsFromBits, type StatusReason } from './health-state.ts'
+import type { LanguageDriver } from './language-driver.ts'
+import { LABEL_DEFAULTS } from './media-defaults.ts'
 
 /**
  * CPCL status: `ESC h` (0x1B 0x68), Zebra "Mobile Printer CPCL Programming Manual", Printer Escape Commands,
@@ -28,4 +30,10 @@ export async function readCpclStatus(
   const reply = await transport.query(CPCL_STATUS_QUERY, { timeoutMs, isComplete: (r) => r.length >= 1 })
   if (reply === null || reply.length !== 1) return null
   return parseCpclStatus(reply[0]!)
+}
+
+export const cpclDriver: LanguageDriver = {
+  language: 'cpcl',
+  mediaDefaults: LABEL_DEFAULTS,
+  readStatus: readCpclStatus,
 }

@@ -1,5 +1,7 @@
 import type { Transport } from '../transports/transport.ts'
 import { type StatusReason, uniqueReasons } from './health-state.ts'
+import type { LanguageDriver } from './language-driver.ts'
+import { LABEL_DEFAULTS } from './media-defaults.ts'
 
 /**
  * ZPL status, from the Zebra "ZPL II Programming Guide":
@@ -144,4 +146,10 @@ export async function readZplStatus(transport: Transport, timeoutMs: number): Pr
   if (hqes === null) return hs
   if (hs === null) return [...hqes, 'host_status_no_reply']
   return uniqueReasons([...hqes, ...hs])
+}
+
+export const zplDriver: LanguageDriver = {
+  language: 'zpl',
+  mediaDefaults: LABEL_DEFAULTS,
+  readStatus: readZplStatus,
 }

@@ -8,7 +8,7 @@ import {
   parsePrinterStatus,
   readEscposStatus,
   realTimeStatusByte,
-} from '../../../hub/status/escpos.ts'
+} from '../../../hub/languages/escpos.ts'
 import { ScriptedTransport } from './scripted-transport.ts'
 
 // Every DLE EOT reply carries bits 1 and 4 (0x12); the tables below add one documented bit at a time.

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest'
-import { CPCL_STATUS_QUERY, parseCpclStatus, readCpclStatus } from '../../../hub/status/cpcl.ts'
-import { parseTsplStatus, readTsplStatus, TSPL_STATUS_QUERY } from '../../../hub/status/tspl.ts'
+import { CPCL_STATUS_QUERY, parseCpclStatus, readCpclStatus } from '../../../hub/languages/cpcl.ts'
+import { parseTsplStatus, readTsplStatus, TSPL_STATUS_QUERY } from '../../../hub/languages/tspl.ts'
 import { ScriptedTransport } from './scripted-transport.ts'
 
 describe('TSPL ESC ! ?', () => {

@@ -1,5 +1,7 @@
 import type { Transport } from '../transports/transport.ts'
 import { reasonsFromBits, type StatusReason } from './health-state.ts'
+import type { LanguageDriver } from './language-driver.ts'
+import { LABEL_DEFAULTS } from './media-defaults.ts'
 
 /**
  * TSPL status: `ESC ! ?` (0x1B 0x21 0x3F), TSC "TSPL/TSPL2 Programming Language" manual, status polling
@@ -31,4 +33,10 @@ export async function readTsplStatus(
   const reply = await transport.query(TSPL_STATUS_QUERY, { timeoutMs, isComplete: (r) => r.length >= 1 })
   if (reply === null || reply.length !== 1) return null
   return parseTsplStatus(reply[0]!)
+}
+
+export const tsplDriver: LanguageDriver = {
+  language: 'tspl',
+  mediaDefaults: LABEL_DEFAULTS,
+  readStatus: readTsplStatus,
 }

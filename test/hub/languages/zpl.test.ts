@@ -1,5 +1,11 @@
 import { describe, expect, it } from 'vitest'
-import { isHqesComplete, isHsComplete, parseHqes, parseHs, readZplStatus } from '../../../hub/status/zpl.ts'
+import {
+  isHqesComplete,
+  isHsComplete,
+  parseHqes,
+  parseHs,
+  readZplStatus,
+} from '../../../hub/languages/zpl.ts'
 import { ScriptedTransport } from './scripted-transport.ts'
 
 const hex8 = (n: number) => n.toString(16).toUpperCase().padStart(8, '0')

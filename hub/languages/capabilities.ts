@@ -1,5 +1,7 @@
 import type { RawLanguage } from '../../protocol/enums.ts'
 import type { PrinterCapabilities } from '../../protocol/printer.ts'
+import { driverFor } from './index.ts'
+import { LABEL_LENGTH, type MediaDefaults } from './media-defaults.ts'
 
 /** What a printer URI may say about the media (`dpi=`, `width_mm=`, `height_mm=`); null: not said. */
 export interface MediaOptions {
@@ -10,28 +12,9 @@ export interface MediaOptions {
   heightMm: number | null
 }
 
-export interface MediaDefaults {
-  dpi: number
-  width: { min: number; max: number }
-  /** null: continuous media (a receipt roll). */
-  height: { min: number; max: number } | null
-}
-
-/**
- * ESC/POS receipt printers: 203 dpi (8 dots/mm) heads on 58 mm or 80 mm rolls, continuous media. The
- * common case (Epson TM-T20/T88 class); pass dpi= or width_mm= for others.
- */
-export const RECEIPT_DEFAULTS: MediaDefaults = { dpi: 203, width: { min: 58, max: 80 }, height: null }
-
-/**
- * ZPL, TSPL and CPCL label printers: 203 dpi desktop models taking 25 to 104 mm (4 inch) wide labels. The
- * length range is deliberately generous; pass height_mm= to state the longest label the printer takes.
- */
-const LABEL_LENGTH = { min: 10, max: 1000 }
-export const LABEL_DEFAULTS: MediaDefaults = { dpi: 203, width: { min: 25, max: 104 }, height: LABEL_LENGTH }
-
+/** The media a printer of `language` takes unless its URI says otherwise (its driver's defaults). */
 export function mediaDefaultsFor(language: RawLanguage): MediaDefaults {
-  return language === 'escpos' ? RECEIPT_DEFAULTS : LABEL_DEFAULTS
+  return driverFor(language).mediaDefaults
 }
 
 /**

@@ -1,5 +1,5 @@
 import { afterEach, describe, expect, it, vi } from 'vitest'
-import { probeHealth, readHealth } from '../../../hub/status/index.ts'
+import { probeHealth, readHealth } from '../../../hub/languages/read-health.ts'
 import { TransportError } from '../../../hub/transports/transport.ts'
 import type { RawLanguage } from '../../../protocol/enums.ts'
 import { type PrinterSimulator, startPrinterSimulator } from '../../simulators/printer-simulator.ts'

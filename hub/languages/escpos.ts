@@ -1,5 +1,7 @@
 import type { Transport } from '../transports/transport.ts'
 import { reasonsFromBits, type StatusReason, uniqueReasons } from './health-state.ts'
+import type { LanguageDriver } from './language-driver.ts'
+import type { MediaDefaults } from './media-defaults.ts'
 
 /**
  * ESC/POS real-time status: `DLE EOT n` (0x10 0x04 n), Epson "ESC/POS Command Reference", DLE EOT
@@ -124,4 +126,16 @@ export async function readEscposStatus(
     bytes[n] = byte
   }
   return parseEscposStatus(bytes)
+}
+
+/**
+ * ESC/POS receipt printers: 203 dpi (8 dots/mm) heads on 58 mm or 80 mm rolls, continuous media. The
+ * common case (Epson TM-T20/T88 class); pass dpi= or width_mm= for others.
+ */
+export const RECEIPT_DEFAULTS: MediaDefaults = { dpi: 203, width: { min: 58, max: 80 }, height: null }
+
+export const escposDriver: LanguageDriver = {
+  language: 'escpos',
+  mediaDefaults: RECEIPT_DEFAULTS,
+  readStatus: readEscposStatus,
 }

@@ -1,11 +1,8 @@
 import type { RawLanguage } from '../../protocol/enums.ts'
 import type { HealthState, PrinterHealth } from '../../protocol/printer-health.ts'
 import { type Transport, TransportError } from '../transports/transport.ts'
-import { readCpclStatus } from './cpcl.ts'
-import { readEscposStatus } from './escpos.ts'
 import { type StatusReason, stateOf } from './health-state.ts'
-import { readTsplStatus } from './tspl.ts'
-import { readZplStatus } from './zpl.ts'
+import { driverFor } from './index.ts'
 
 export { REASON_STATES, STATE_PRIORITY, type StatusReason, stateOf } from './health-state.ts'
 
@@ -17,15 +14,6 @@ export interface ReadHealthOptions {
   timeoutMs?: number
   /** The clock for `checked_at`. */
   now?: () => Date
-}
-
-type StatusReader = (transport: Transport, timeoutMs: number) => Promise<StatusReason[] | null>
-
-const READERS: Record<RawLanguage, StatusReader> = {
-  escpos: readEscposStatus,
-  zpl: readZplStatus,
-  tspl: readTsplStatus,
-  cpcl: readCpclStatus,
 }
 
 function health(state: HealthState, reasons: readonly string[], now: () => Date): PrinterHealth {
@@ -55,7 +43,7 @@ export async function readHealth(
   const now = options.now ?? (() => new Date())
   let reasons: StatusReason[] | null
   try {
-    reasons = await READERS[language](transport, timeoutMs)
+    reasons = await driverFor(language).readStatus(transport, timeoutMs)
   } catch (error) {
     return transportFailure(error, now)
   }

@@ -1,8 +1,7 @@
 import { connect, type Socket } from 'node:net'
 import type { TransportSpec } from '../printers/printer-spec.ts'
-import { OperationQueue } from './operation-queue.ts'
-import { ReplyCollector } from './reply-collector.ts'
-import { type Transport, TransportError } from './transport.ts'
+import { type PrinterStream, type PrinterStreamEvents, StreamTransport } from './stream-transport.ts'
+import { TransportError } from './transport.ts'
 import { transportUri } from './transport-uri.ts'
 
 export interface SocketTransportOptions {
@@ -23,18 +22,13 @@ export interface SocketTransportOptions {
  * the backlog until the first closes. Hold the connection for a job or a status poll and close it when idle
  * so that other hosts can print too.
  */
-export class SocketTransport implements Transport {
-  readonly description: string
+export class SocketTransport extends StreamTransport {
   readonly #host: string
   readonly #port: number
   readonly #options: Required<SocketTransportOptions>
-  readonly #queue = new OperationQueue()
-  readonly #replies = new ReplyCollector()
-  #socket: Socket | null = null
-  #lost: TransportError | null = null
 
   constructor(spec: Extract<TransportSpec, { kind: 'socket' }>, options: SocketTransportOptions = {}) {
-    this.description = transportUri(spec)
+    super(transportUri(spec))
     this.#host = spec.host
     this.#port = spec.port
     this.#options = {
@@ -44,52 +38,15 @@ export class SocketTransport implements Transport {
     }
   }
 
-  async open(): Promise<void> {
-    if (this.#socket && !this.#lost) return
-    this.#socket?.destroy()
-    this.#socket = null
-    this.#lost = null
+  protected async openStream(events: PrinterStreamEvents): Promise<PrinterStream> {
     const socket = await this.#connect()
     socket.setKeepAlive(true, this.#options.keepAliveMs)
-    socket.on('data', (chunk: Buffer) => this.#replies.push(chunk))
-    socket.on('error', (error) => this.#lose(socket, `${this.description}: ${error.message}`, error))
+    socket.on('data', (chunk: Buffer) => events.data(chunk))
+    socket.on('error', (error) => events.lost(error.message, error))
     // The printer closed its side (FIN) or the connection broke; either way it is gone for us.
-    socket.on('end', () => this.#lose(socket, `${this.description}: the printer closed the connection`))
-    socket.on('close', () => this.#lose(socket, `${this.description}: the connection closed`))
-    this.#socket = socket
-  }
-
-  write(bytes: Buffer): Promise<void> {
-    return this.#queue.run(() => this.#write(bytes))
-  }
-
-  query(
-    request: Buffer,
-    options: { timeoutMs: number; isComplete: (reply: Buffer) => boolean },
-  ): Promise<Buffer | null> {
-    return this.#queue.run(async () => {
-      this.#usable()
-      return this.#replies.request(() => this.#write(request), options)
-    })
-  }
-
-  async close(): Promise<void> {
-    const socket = this.#socket
-    this.#socket = null
-    if (!socket) return
-    this.#replies.fail(new TransportError('disconnected', `${this.description}: closed`))
-    if (socket.destroyed) return
-    // Half-close first (FIN after every queued byte) rather than destroy: closing a socket with unread
-    // input makes the kernel send RST, which may discard the tail of a job still in the send buffer.
-    await new Promise<void>((resolve) => {
-      const timer = setTimeout(() => socket.destroy(), this.#options.closeGraceMs)
-      socket.once('close', () => {
-        clearTimeout(timer)
-        resolve()
-      })
-      socket.end()
-      socket.resume()
-    })
+    socket.on('end', () => events.lost('the printer closed the connection'))
+    socket.on('close', () => events.lost('the connection closed'))
+    return socketStream(socket, this.description, this.#options.closeGraceMs)
   }
 
   #connect(): Promise<Socket> {
@@ -113,32 +70,35 @@ export class SocketTransport implements Transport {
       })
     })
   }
+}
 
-  #usable(): Socket {
-    if (this.#lost) throw this.#lost
-    if (!this.#socket) throw new TransportError('disconnected', `${this.description}: not open`)
-    return this.#socket
-  }
-
-  #lose(socket: Socket, message: string, cause?: unknown): void {
-    if (socket !== this.#socket || this.#lost) return
-    this.#lost = new TransportError('disconnected', message, { cause })
-    this.#replies.fail(this.#lost)
-    socket.destroy()
-  }
-
-  /** Resolves once Node has handed every byte to the kernel (the write callback), i.e. drained. */
-  #write(bytes: Buffer): Promise<void> {
-    const socket = this.#usable()
-    return new Promise<void>((resolve, reject) => {
-      const onClose = () =>
-        reject(this.#lost ?? new TransportError('disconnected', `${this.description}: closed`))
-      socket.once('close', onClose)
-      socket.write(bytes, (error) => {
-        socket.off('close', onClose)
-        if (!error) resolve()
-        else reject(this.#lost ?? new TransportError('write_failed', `${this.description}: ${error.message}`))
+function socketStream(socket: Socket, description: string, closeGraceMs: number): PrinterStream {
+  return {
+    /** Resolves once Node has handed every byte to the kernel (the write callback), i.e. drained. */
+    write: (bytes) =>
+      new Promise<void>((resolve, reject) => {
+        const onClose = () => reject(new TransportError('disconnected', `${description}: closed`))
+        socket.once('close', onClose)
+        socket.write(bytes, (error) => {
+          socket.off('close', onClose)
+          if (!error) resolve()
+          else reject(error)
+        })
+      }),
+    // Half-close first (FIN after every queued byte) rather than destroy: closing a socket with unread
+    // input makes the kernel send RST, which may discard the tail of a job still in the send buffer.
+    close: async () => {
+      if (socket.destroyed) return
+      await new Promise<void>((resolve) => {
+        const timer = setTimeout(() => socket.destroy(), closeGraceMs)
+        socket.once('close', () => {
+          clearTimeout(timer)
+          resolve()
+        })
+        socket.end()
+        socket.resume()
       })
-    })
+    },
+    abandon: () => socket.destroy(),
   }
 }

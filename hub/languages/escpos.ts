@@ -1,7 +1,9 @@
 import type { Transport } from '../transports/transport.ts'
+import { type Bitmap, bitmapRows, bytesPerRow, checkBitmap } from './bitmap.ts'
 import { reasonsFromBits, type StatusReason, uniqueReasons } from './health-state.ts'
 import type { LanguageDriver } from './language-driver.ts'
 import type { MediaDefaults } from './media-defaults.ts'
+import { collatedPrints, type RasterOptions } from './raster-job.ts'
 
 /**
  * ESC/POS real-time status: `DLE EOT n` (0x10 0x04 n), Epson "ESC/POS Command Reference", DLE EOT
@@ -134,8 +136,49 @@ export async function readEscposStatus(
  */
 export const RECEIPT_DEFAULTS: MediaDefaults = { dpi: 203, width: { min: 58, max: 80 }, height: null }
 
+/** `ESC @` (0x1B 0x40), "Initialize printer": clears the print buffer and resets modes to their defaults. */
+export const ESC_AT = Buffer.from([0x1b, 0x40])
+
+/**
+ * `GS V 66 n` (0x1D 0x56 0x42 n), "Select cut mode and cut paper", function B: feeds the paper to the
+ * cutting position plus n vertical motion units and makes a partial cut, so the last line clears the cutter.
+ */
+export const FEED_AND_CUT = Buffer.from([0x1d, 0x56, 0x42, 0x00])
+
+/** The most rows one `GS v 0` carries: printers buffer a raster image whole, and many have small buffers. */
+export const RASTER_BAND_ROWS = 256
+
+/**
+ * `GS v 0 m xL xH yL yH d1...dk` (0x1D 0x76 0x30), "Print raster bit image", m = 0 (normal density):
+ * x = bytes per row, y = rows, data row after row, MSB = leftmost dot, 1 = black. The paper advances by the
+ * image's height, so bands print edge to edge.
+ */
+export function rasterBand(page: Bitmap, from: number, to: number): Buffer {
+  const header = Buffer.from([0x1d, 0x76, 0x30, 0x00, 0, 0, 0, 0])
+  header.writeUInt16LE(bytesPerRow(page.width), 4)
+  header.writeUInt16LE(to - from, 6)
+  return Buffer.concat([header, bitmapRows(page, from, to)])
+}
+
+/**
+ * ESC/POS raster job: `ESC @`, then each page as `GS v 0` bands of at most RASTER_BAND_ROWS rows followed
+ * by `GS V 66 0` (feed and cut). ESC/POS has no copy count, so `copies` repeats the page sequence.
+ */
+export function encodeEscposRaster(pages: readonly Bitmap[], options: RasterOptions): Buffer {
+  const parts: Buffer[] = [ESC_AT]
+  for (const { page, quantity } of collatedPrints(pages, options.copies)) {
+    checkBitmap(page)
+    const bands: Buffer[] = []
+    for (let from = 0; from < page.height; from += RASTER_BAND_ROWS)
+      bands.push(rasterBand(page, from, Math.min(page.height, from + RASTER_BAND_ROWS)))
+    for (let copy = 0; copy < quantity; copy++) parts.push(...bands, FEED_AND_CUT)
+  }
+  return Buffer.concat(parts)
+}
+
 export const escposDriver: LanguageDriver = {
   language: 'escpos',
   mediaDefaults: RECEIPT_DEFAULTS,
   readStatus: readEscposStatus,
+  encodeRaster: encodeEscposRaster,
 }

@@ -18,24 +18,38 @@ const Nullable = <T extends Parameters<typeof Type.Union>[0][number]>(schema: T)
 
 /** Spec: Limits. Each bound is enforced by the schema and reported per field in a 422. */
 const MediaMm = Type.Number({ minimum: 1, maximum: 2000 })
-const OffsetMm = Type.Number({ minimum: -2000, maximum: 2000 })
-const MarginMm = Type.Number({ minimum: 0, maximum: 2000 })
 const Dpi = Type.Integer({ minimum: 72, maximum: 2400 })
+
+/** Said of every option that only shapes how a PDF is rendered (README: options and RAW payloads). */
+const RENDERING_ONLY = 'Shapes how a PDF is rendered; ignored for RAW payloads, which are sent as they are.'
+const checked = (what: string) =>
+  `For a PDF it is checked against the printer's ${what}: a value outside them is a 422 naming this field.`
+const leftToPrinter = (what: string, value: string) =>
+  `\`default\` leaves it to the printer and always passes; ${value} on a printer without ${what} is a 422 ` +
+  'naming this field, whatever the format.'
+const OffsetMm = Type.Number({ minimum: -2000, maximum: 2000, description: RENDERING_ONLY })
+const MarginMm = Type.Number({ minimum: 0, maximum: 2000, description: RENDERING_ONLY })
 
 /**
  * Spec: Shared print options, written once: as a print job carries them (every option present, resolved to
  * its default when omitted); requests take the same options, each optional.
  */
 export const ResolvedPrintOptions = Type.Object({
-  copies: Type.Integer({ minimum: 1, maximum: 99 }),
+  copies: Type.Integer({ minimum: 1, maximum: 99, description: 'Honoured for every format.' }),
   intent: Intent,
-  color_mode: ColorMode,
-  duplex_mode: DuplexMode,
-  media_width_mm: Nullable(MediaMm),
-  media_height_mm: Nullable(MediaMm),
-  dpi: Nullable(Dpi),
-  scale_mode: ScaleMode,
-  orientation: Orientation,
+  color_mode: Type.Union([ColorMode], { description: leftToPrinter('colour', '`color`') }),
+  duplex_mode: Type.Union([DuplexMode], { description: leftToPrinter('duplex', 'a `duplex_*` value') }),
+  media_width_mm: Type.Union([MediaMm, Type.Null()], {
+    description: `Null: the printer's media. ${RENDERING_ONLY} ${checked('media widths')}`,
+  }),
+  media_height_mm: Type.Union([MediaMm, Type.Null()], {
+    description: `Null: the printer's media. ${RENDERING_ONLY} ${checked('media lengths')}`,
+  }),
+  dpi: Type.Union([Dpi, Type.Null()], {
+    description: `Null: the printer's resolution. ${RENDERING_ONLY} ${checked('resolutions')}`,
+  }),
+  scale_mode: Type.Union([ScaleMode], { description: RENDERING_ONLY }),
+  orientation: Type.Union([Orientation], { description: RENDERING_ONLY }),
   offset_x_mm: OffsetMm,
   offset_y_mm: OffsetMm,
   margin_top_mm: MarginMm,
@@ -48,6 +62,25 @@ export type ResolvedPrintOptions = Static<typeof ResolvedPrintOptions>
 /** Spec: Shared print options in a request: all optional; PRINT_OPTION_DEFAULTS apply when omitted. */
 export const PrintOptions = Type.Partial(ResolvedPrintOptions)
 export type PrintOptions = Static<typeof PrintOptions>
+
+/**
+ * The options that only shape how a PDF is rendered: media, resolution, scaling, orientation, offsets and
+ * margins. A RAW payload goes to the printer byte for byte, so for it they are ignored: not checked against
+ * the printer, and offered to its hub as their defaults (the job still shows what was asked).
+ */
+export const RENDERING_OPTION_KEYS = [
+  'media_width_mm',
+  'media_height_mm',
+  'dpi',
+  'scale_mode',
+  'orientation',
+  'offset_x_mm',
+  'offset_y_mm',
+  'margin_top_mm',
+  'margin_right_mm',
+  'margin_bottom_mm',
+  'margin_left_mm',
+] as const satisfies readonly (keyof ResolvedPrintOptions)[]
 
 /** The names of the print options, in the spec's order. */
 export const PRINT_OPTION_KEYS = Object.keys(

@@ -44,6 +44,23 @@ export function typeEnums(node: unknown): void {
 }
 
 /**
+ * TypeBox can describe a field whose type is a named schema (an enum) only by wrapping it: `anyOf` with that
+ * one schema, and the description beside it. OpenAPI 3.1 lets a schema sit beside its description (even a
+ * `$ref`, JSON Schema 2020-12 §8.2.3.1), so each lone `anyOf` is merged into its parent, the parent's
+ * keywords winning. Walks the whole document; run it after the names are hoisted, so the enum stays one
+ * component.
+ */
+export function mergeLoneAnyOf(node: unknown): void {
+  if (node === null || typeof node !== 'object') return
+  for (const child of Object.values(node)) mergeLoneAnyOf(child)
+  const schema = node as Schema
+  const only = schema.anyOf
+  if (!Array.isArray(only) || only.length !== 1) return
+  delete schema.anyOf
+  for (const [key, value] of Object.entries(only[0] as Schema)) if (!(key in schema)) schema[key] = value
+}
+
+/**
  * Responses may gain fields within v1 (spec: Versioning), so the document does not promise their absence;
  * the service's serializer still sends only the fields of its schemas.
  */

@@ -1,7 +1,7 @@
 import swagger from '@fastify/swagger'
 import fp from 'fastify-plugin'
 import { SCOPES, type Scope } from '../../protocol/enums.ts'
-import { nameResponseSchemas, typeEnums } from '../openapi/components.ts'
+import { mergeLoneAnyOf, nameResponseSchemas, typeEnums } from '../openapi/components.ts'
 import {
   describeOperation,
   noteRouteFacts,
@@ -79,6 +79,7 @@ export const openapiPlugin = fp<{ publicUrl: string }>(
         for (const methods of Object.values(doc.paths)) {
           for (const op of Object.values(methods)) describeOperation(op as Operation)
         }
+        mergeLoneAnyOf(doc)
         typeEnums(doc)
         return doc
       },

@@ -1,5 +1,5 @@
 import type { Document } from '../../protocol/document.ts'
-import type { ResolvedPrintOptions } from '../../protocol/print-job.ts'
+import { RENDERING_OPTION_KEYS, type ResolvedPrintOptions } from '../../protocol/print-job.ts'
 import type { Printer } from '../../protocol/printer.ts'
 import { ApiError } from '../errors.ts'
 
@@ -7,11 +7,54 @@ function unsupported(reason: string, message: string, details: Record<string, un
   return new ApiError('unsupported_print_route', message, { reason, ...details })
 }
 
+interface OptionError {
+  field: keyof ResolvedPrintOptions
+  message: string
+  location: 'body'
+}
+
+const range = (mm: { min: number; max: number }) => `${mm.min} to ${mm.max} mm`
+
 /**
- * Spec (print jobs, 409): a printer that cannot take the document's format or raw language, or the requested
- * options, is an unsupported print route; `details.reason` says which.
+ * Options against what the printer can do (issue 8, point 6), named in the order of the options. Null and
+ * `default` always pass: they leave the choice to the printer. The options that only shape rendering
+ * (RENDERING_OPTION_KEYS: media and dpi among them) are not checked for a RAW payload, which goes to the
+ * printer as it is; colour and duplex are, since only the printer could do them.
+ */
+function optionErrors(printer: Printer, document: Document, options: ResolvedPrintOptions): OptionError[] {
+  const caps = printer.capabilities
+  const errors: OptionError[] = []
+  const refuse = (field: OptionError['field'], message: string) =>
+    errors.push({ field, message, location: 'body' })
+  if (options.color_mode === 'color' && !caps.color)
+    refuse('color_mode', 'the printer prints in monochrome only')
+  if (options.duplex_mode.startsWith('duplex') && !caps.duplex)
+    refuse('duplex_mode', 'the printer prints on one side only')
+  const width = options.media_width_mm
+  if (width !== null && (width < caps.media_width_mm.min || width > caps.media_width_mm.max))
+    refuse('media_width_mm', `is outside the media widths the printer takes (${range(caps.media_width_mm)})`)
+  const height = options.media_height_mm
+  const heights = caps.media_height_mm
+  if (height !== null && heights !== null && (height < heights.min || height > heights.max))
+    refuse('media_height_mm', `is outside the media lengths the printer takes (${range(heights)})`)
+  if (options.dpi !== null && caps.dpi.length > 0 && !caps.dpi.includes(options.dpi))
+    refuse('dpi', `is not a resolution the printer prints at (${caps.dpi.join(', ')})`)
+  if (document.document_format !== 'raw') return errors
+  const ignored: readonly string[] = RENDERING_OPTION_KEYS
+  return errors.filter((error) => !ignored.includes(error.field))
+}
+
+/**
+ * The checks a job's printer makes, in the documented order (README, "order of checks"): first the options
+ * it cannot do, as fields (422 `validation_failed`, details.fields naming each); then a format or raw
+ * language it cannot take, an unsupported print route (spec: print jobs, 409, `details.reason` says which).
  */
 export function checkPrintRoute(printer: Printer, document: Document, options: ResolvedPrintOptions): void {
+  const fields = optionErrors(printer, document, options)
+  if (fields.length > 0) {
+    const names = fields.map((f) => f.field)
+    throw new ApiError('validation_failed', `Invalid ${names.join(', ')}.`, { fields })
+  }
   const caps = printer.capabilities
   const base = { printer_id: printer.printer_id, document_id: document.document_id }
   if (!caps.document_formats.includes(document.document_format)) {
@@ -30,32 +73,5 @@ export function checkPrintRoute(printer: Printer, document: Document, options: R
       ...base,
       supported_raw_languages: caps.raw_languages,
     })
-  }
-  if (options.dpi !== null && caps.dpi.length > 0 && !caps.dpi.includes(options.dpi)) {
-    throw unsupported('dpi_not_supported', `The printer does not print at ${options.dpi} dpi.`, {
-      ...base,
-      supported_dpi: caps.dpi,
-    })
-  }
-  const width = options.media_width_mm
-  if (width !== null && (width < caps.media_width_mm.min || width > caps.media_width_mm.max)) {
-    throw unsupported('media_width_not_supported', `The printer does not take media ${width} mm wide.`, {
-      ...base,
-      media_width_mm: caps.media_width_mm,
-    })
-  }
-  const height = options.media_height_mm
-  const heights = caps.media_height_mm
-  if (height !== null && heights !== null && (height < heights.min || height > heights.max)) {
-    throw unsupported('media_height_not_supported', `The printer does not take media ${height} mm long.`, {
-      ...base,
-      media_height_mm: heights,
-    })
-  }
-  if (options.color_mode === 'color' && !caps.color) {
-    throw unsupported('color_not_supported', 'The printer prints in monochrome only.', base)
-  }
-  if (options.duplex_mode.startsWith('duplex') && !caps.duplex) {
-    throw unsupported('duplex_not_supported', 'The printer cannot print on both sides.', base)
   }
 }

@@ -1,5 +1,5 @@
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox'
-import type { FastifyPluginAsync } from 'fastify'
+import type { FastifyPluginAsync, FastifyRequest } from 'fastify'
 import { Type } from 'typebox'
 import { ErrorBody } from '../../protocol/errors.ts'
 import { Page } from '../../protocol/pagination.ts'
@@ -16,6 +16,7 @@ import { decodeDocumentBase64 } from '../documents/base64.ts'
 import type { DocumentIntake } from '../documents/intake.ts'
 import { ApiError } from '../errors.ts'
 import { fetchPublicDocument, type SafeFetchOptions } from '../fetch/safe-fetch.ts'
+import { parseDocumentUrl } from '../fetch/url-policy.ts'
 import { jsonResponse } from '../openapi/responses.ts'
 import { authOf } from '../plugins/authentication.ts'
 import { JobLifecycle, type JobLog } from '../print-jobs/lifecycle.ts'
@@ -57,9 +58,25 @@ const createResponses = {
   '5xx': ErrorBody,
 }
 
-/** The print-job endpoints of the spec (Endpoints → Print jobs). */
+/** A field of a request body that has not been validated yet, if it is a string. */
+function textField(request: FastifyRequest, name: string): string | undefined {
+  const body = request.body
+  if (body === null || typeof body !== 'object') return undefined
+  const value = (body as Record<string, unknown>)[name]
+  return typeof value === 'string' ? value : undefined
+}
+
+/**
+ * The print-job endpoints of the spec (Endpoints → Print jobs). Every create endpoint checks in one order
+ * (README, "order of checks"): a malformed document (Base64, URL) is a 400 before anything else, judged in
+ * `preValidation`, ahead of the schema; then fields and references (422), the printer before any fetch of
+ * the document; then the document's content; then the printer's capabilities (422) and the route (409);
+ * then the queue (409).
+ */
 export const printJobRoutes: FastifyPluginAsync<PrintJobRoutesOptions> = async (app, opts) => {
   const { storage, intake, submitter, fetchOptions, maxDocumentBytes, jobEvents } = opts
+  /** document_base64, decoded once by the create endpoint's preValidation hook. */
+  const decoded = new WeakMap<FastifyRequest, Buffer>()
   const lifecycle = new JobLifecycle(storage.printJobs, app.log)
   const api = app.withTypeProvider<TypeBoxTypeProvider>()
   const writeConfig = { scopes: ['print_jobs:write' as const], idempotent: true }
@@ -109,6 +126,10 @@ export const printJobRoutes: FastifyPluginAsync<PrintJobRoutesOptions> = async (
         body: CreatePrintJobFromUrlBody,
         response: createResponses,
       },
+      preValidation: async (request) => {
+        const url = textField(request, 'document_url')
+        if (url !== undefined) parseDocumentUrl(url)
+      },
     },
     async (request, reply) => {
       const { accountId } = authOf(request)
@@ -148,12 +169,16 @@ export const printJobRoutes: FastifyPluginAsync<PrintJobRoutesOptions> = async (
         body: CreatePrintJobFromBase64Body,
         response: createResponses,
       },
+      preValidation: async (request) => {
+        const text = textField(request, 'document_base64')
+        if (text !== undefined) decoded.set(request, decodeDocumentBase64(text, maxDocumentBytes))
+      },
     },
     async (request, reply) => {
       const { accountId } = authOf(request)
       const body = request.body
       const printer = submitter.printerFor(accountId, body.printer_id)
-      const bytes = decodeDocumentBase64(body.document_base64, maxDocumentBytes)
+      const bytes = decoded.get(request) ?? decodeDocumentBase64(body.document_base64, maxDocumentBytes)
       const document = await intake.ingest(accountId, bytes, {
         format: body.document_format,
         rawLanguage: body.document_raw_language,

@@ -1,11 +1,23 @@
 import type { JobOffer } from '../../protocol/hub-messages.ts'
 import { PROTOCOL_VERSION } from '../../protocol/hub-messages.ts'
-import { PRINT_OPTION_KEYS, type ResolvedPrintOptions } from '../../protocol/print-job.ts'
+import {
+  PRINT_OPTION_DEFAULTS,
+  PRINT_OPTION_KEYS,
+  RENDERING_OPTION_KEYS,
+  type ResolvedPrintOptions,
+} from '../../protocol/print-job.ts'
 import type { DispatchableJob } from '../storage/print-jobs.ts'
 
-/** The offer a hub gets for a job: where to download the document, its checksum, the options, the deadline. */
+/**
+ * The offer a hub gets for a job: where to download the document, its checksum, the options, the deadline.
+ * A RAW payload is printed as it is, so the options that only shape rendering are offered as their defaults
+ * (README: options and RAW payloads); the job itself keeps what was asked.
+ */
 export function jobOffer(job: DispatchableJob, publicUrl: string, expirySeconds: number): JobOffer {
   const options = Object.fromEntries(PRINT_OPTION_KEYS.map((key) => [key, job[key]])) as ResolvedPrintOptions
+  if (job.document_format === 'raw') {
+    for (const key of RENDERING_OPTION_KEYS) Object.assign(options, { [key]: PRINT_OPTION_DEFAULTS[key] })
+  }
   return {
     v: PROTOCOL_VERSION,
     print_job_id: job.print_job_id,

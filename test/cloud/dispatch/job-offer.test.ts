@@ -1,0 +1,65 @@
+import { describe, expect, it } from 'vitest'
+import { jobOffer } from '../../../cloud/dispatch/job-offer.ts'
+import type { DispatchableJob } from '../../../cloud/storage/print-jobs.ts'
+import { PRINT_OPTION_DEFAULTS, type ResolvedPrintOptions } from '../../../protocol/print-job.ts'
+
+const ASKED: ResolvedPrintOptions = {
+  copies: 2,
+  intent: 'receipt',
+  color_mode: 'monochrome',
+  duplex_mode: 'simplex',
+  media_width_mm: 80,
+  media_height_mm: 120,
+  dpi: 203,
+  scale_mode: 'none',
+  orientation: 'landscape',
+  offset_x_mm: -1.5,
+  offset_y_mm: 2,
+  margin_top_mm: 1,
+  margin_right_mm: 2,
+  margin_bottom_mm: 3,
+  margin_left_mm: 4,
+}
+
+function job(format: 'pdf' | 'raw'): DispatchableJob {
+  return {
+    print_job_id: '00000000-0000-4000-8000-000000000001',
+    document_id: '00000000-0000-4000-8000-000000000002',
+    document_mime_type: format === 'pdf' ? 'application/pdf' : 'application/vnd.epson-escpos',
+    document_format: format,
+    document_raw_language: format === 'pdf' ? null : 'escpos',
+    printer_id: '00000000-0000-4000-8000-000000000003',
+    status: 'pending',
+    ...ASKED,
+    created_at: '2026-11-24T09:00:00.000Z',
+    reserved_at: null,
+    started_at: null,
+    completed_at: null,
+    failure_reason: null,
+    waiting_reason: null,
+    account_id: '00000000-0000-4000-8000-000000000004',
+    agent_id: '00000000-0000-4000-8000-000000000005',
+    printer_key: 'receipt-1',
+    sha256: 'a'.repeat(64),
+    size_bytes: 10,
+    offered_at: null,
+    cancel_requested_at: null,
+    cancel_reason: null,
+  }
+}
+
+describe('jobOffer', () => {
+  it('offers a PDF job with every option as asked', () => {
+    expect(jobOffer(job('pdf'), 'https://print.example', 60).options).toEqual(ASKED)
+  })
+
+  it('offers a RAW job the defaults of the options that only shape rendering, and its own copies, colour and duplex', () => {
+    expect(jobOffer(job('raw'), 'https://print.example', 60).options).toEqual({
+      ...PRINT_OPTION_DEFAULTS,
+      copies: 2,
+      intent: 'receipt',
+      color_mode: 'monochrome',
+      duplex_mode: 'simplex',
+    })
+  })
+})

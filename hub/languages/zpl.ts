@@ -1,7 +1,11 @@
+import { deflateSync } from 'node:zlib'
 import type { Transport } from '../transports/transport.ts'
+import { type Bitmap, bytesPerRow, checkBitmap } from './bitmap.ts'
+import { crc16Xmodem } from './crc16-xmodem.ts'
 import { type StatusReason, uniqueReasons } from './health-state.ts'
 import type { LanguageDriver } from './language-driver.ts'
 import { LABEL_DEFAULTS } from './media-defaults.ts'
+import { collatedPrints, type RasterOptions } from './raster-job.ts'
 
 /**
  * ZPL status, from the Zebra "ZPL II Programming Guide":
@@ -148,8 +152,42 @@ export async function readZplStatus(transport: Transport, timeoutMs: number): Pr
   return uniqueReasons([...hqes, ...hs])
 }
 
+/**
+ * `^GFA,b,c,d,:Z64:data:crc`, ZPL II Programming Guide ^GF "Graphic Field" with Z64 compression: a = ASCII
+ * format, b = binary byte count and c = graphic field count (both the uncompressed size), d = bytes per row;
+ * data = Base64 of the zlib-deflated rows (MSB = leftmost dot, 1 = black), then the CRC-16 of that Base64
+ * text as four hexadecimal digits.
+ */
+export function zplGraphicField(page: Bitmap): string {
+  const total = page.data.length
+  const base64 = deflateSync(page.data).toString('base64')
+  const crc = crc16Xmodem(Buffer.from(base64, 'latin1')).toString(16).toUpperCase().padStart(4, '0')
+  return `^GFA,${total},${total},${bytesPerRow(page.width)},:Z64:${base64}:${crc}`
+}
+
+/**
+ * ZPL raster job: per label `^XA`, `^PW` (print width) and `^LL` (label length) in dots, the page as one
+ * graphic field at `^FO0,0` ended by `^FS`, `^PQ` (print quantity) and `^XZ` (ZPL II Programming Guide).
+ */
+export function encodeZplRaster(pages: readonly Bitmap[], options: RasterOptions): Buffer {
+  const labels = collatedPrints(pages, options.copies).map(({ page, quantity }) => {
+    checkBitmap(page)
+    return [
+      '^XA',
+      `^PW${page.width}`,
+      `^LL${page.height}`,
+      `^FO0,0${zplGraphicField(page)}^FS`,
+      `^PQ${quantity}`,
+      '^XZ',
+      '',
+    ].join('\n')
+  })
+  return Buffer.from(labels.join(''), 'latin1')
+}
+
 export const zplDriver: LanguageDriver = {
   language: 'zpl',
   mediaDefaults: LABEL_DEFAULTS,
   readStatus: readZplStatus,
+  encodeRaster: encodeZplRaster,
 }

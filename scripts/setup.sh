@@ -6,7 +6,9 @@ cd "$(dirname "$0")/.."
 # ghostscript: PDF inspection (cloud) and rendering (hub). openssl: test certificates.
 # socat: the pty pair the serial-printer tests run over.
 # python3, make, g++: better-sqlite3 compiles from source where no prebuilt binary is reachable.
-apt_packages=(ghostscript openssl socat python3 make g++)
+# libgs-dev: ghostscript4js (the hub's render worker) compiles against libgs; without it the link fails
+# with "cannot find .../libgs.so".
+apt_packages=(ghostscript libgs-dev openssl socat python3 make g++)
 missing=()
 for pkg in "${apt_packages[@]}"; do
   dpkg-query -W -f='${Status}' "$pkg" 2>/dev/null | grep -q 'install ok installed' || missing+=("$pkg")

@@ -52,6 +52,17 @@ const CreateHeaders = Type.Object({
     }),
   ),
 })
+/** The order of checks (README), told to clients on each create operation. */
+const CREATE_CHECKS =
+  'Checks run in this order: a malformed request (bad JSON, `document_base64` that is not Base64 or has a ' +
+  '`data:` prefix, a malformed or non-public `document_url`) is a 400; then the fields and references (an ' +
+  'unknown `printer_id` or `document_id`) are a 422 naming each in `details.fields`; then the document itself ' +
+  '(413, 415, 422); then options the printer cannot do (a dpi it lacks, media outside its ranges, colour or duplex ' +
+  'where it has none) are a 422 naming each; then a format or raw language it cannot take is a 409 ' +
+  '`unsupported_print_route` with `details.reason`; then a full queue is a 409 `print_queue_full`. ' +
+  '`default` and null options always pass. A RAW payload is sent as it is: the options that only shape ' +
+  'rendering (media, dpi, scale_mode, orientation, offsets, margins) are ignored for it, and the job shows ' +
+  'what was asked.'
 const createResponses = {
   201: jsonResponse('The job, created `pending`: poll it until printed, failed or cancelled.', PrintJob),
   '4xx': ErrorBody,
@@ -91,6 +102,7 @@ export const printJobRoutes: FastifyPluginAsync<PrintJobRoutesOptions> = async (
       config: writeConfig,
       schema: {
         operationId: 'createPrintJob',
+        description: CREATE_CHECKS,
         tags: ['Print jobs'],
         summary: 'Print an uploaded document',
         headers: CreateHeaders,
@@ -120,6 +132,7 @@ export const printJobRoutes: FastifyPluginAsync<PrintJobRoutesOptions> = async (
       config: documentConfig,
       schema: {
         operationId: 'createPrintJobFromUrl',
+        description: CREATE_CHECKS,
         tags: ['Print jobs'],
         summary: 'Fetch a public HTTPS document and print it',
         headers: CreateHeaders,
@@ -163,6 +176,7 @@ export const printJobRoutes: FastifyPluginAsync<PrintJobRoutesOptions> = async (
       bodyLimit: Math.ceil(maxDocumentBytes / 3) * 4 + 64 * 1024,
       schema: {
         operationId: 'createPrintJobFromBase64',
+        description: CREATE_CHECKS,
         tags: ['Print jobs'],
         summary: 'Print a small document given as Base64',
         headers: CreateHeaders,

@@ -202,6 +202,41 @@ describe('GET /openapi.json', () => {
     expect(body.required).toEqual(expect.arrayContaining(['printer_id']))
   })
 
+  it.each(CREATE_OPERATIONS)('%s (%s): says which options are ignored for RAW payloads', (path) => {
+    const props = jsonBody(operation(path, 'post')).properties as Record<string, Json>
+    const rendering = ['media_width_mm', 'media_height_mm', 'dpi', 'scale_mode', 'orientation']
+    const placement = ['offset_x_mm', 'offset_y_mm', 'margin_top_mm', 'margin_right_mm']
+    for (const name of [...rendering, ...placement, 'margin_bottom_mm', 'margin_left_mm']) {
+      expect(props[name]?.description, `${path}: ${name}`).toContain('ignored for RAW payloads')
+    }
+    for (const name of ['copies', 'color_mode', 'duplex_mode']) {
+      expect(props[name]?.description, `${path}: ${name}`).not.toContain('ignored for RAW')
+    }
+    // The enums stay named components in answers, described beside their reference.
+    const answer = operation(path, 'post').responses['201']?.content?.['application/json']?.schema
+    const job = resolve(answer ?? {})
+    const scale = (job.properties as Record<string, Json>).scale_mode!
+    expect(scale.$ref).toBe('#/components/schemas/ScaleMode')
+    expect(scale.description).toContain('ignored for RAW payloads')
+  })
+
+  it.each(CREATE_OPERATIONS)('%s (%s): describes the order of its checks', (path) => {
+    const description = String(operation(path, 'post').description)
+    const order = [
+      'is a 400',
+      'unknown `printer_id`',
+      'options the printer cannot do',
+      'is a 409',
+      'full queue',
+    ]
+    const at = order.map((step) => description.indexOf(step))
+    expect(
+      at.every((i) => i >= 0),
+      description,
+    ).toBe(true)
+    expect([...at].sort((a, b) => a - b)).toEqual(at)
+  })
+
   it('the required fields of each create body are the spec’s', () => {
     const required = (path: string) =>
       [...((jsonBody(operation(path, 'post')).required as string[]) ?? [])].sort()

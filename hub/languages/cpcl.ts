@@ -1,7 +1,9 @@
 import type { Transport } from '../transports/transport.ts'
+import { type Bitmap, bytesPerRow, checkBitmap } from './bitmap.ts'
 import { reasonsFromBits, type StatusReason } from './health-state.ts'
 import type { LanguageDriver } from './language-driver.ts'
 import { LABEL_DEFAULTS } from './media-defaults.ts'
+import { collatedPrints, type RasterOptions } from './raster-job.ts'
 
 /**
  * CPCL status: `ESC h` (0x1B 0x68), Zebra "Mobile Printer CPCL Programming Manual", Printer Escape Commands,
@@ -32,8 +34,31 @@ export async function readCpclStatus(
   return parseCpclStatus(reply[0]!)
 }
 
+/**
+ * CPCL raster job, per label (Zebra "Mobile Printer CPCL Programming Manual"):
+ * - `! offset 200 200 height qty`: the label header; offset 0, the 200 × 200 resolution every model takes
+ *   in the header, the label height in dots, and qty, how many of the label to print;
+ * - `EG width height x y data` (EXPANDED-GRAPHICS): width in bytes, height in dots, at x, y = 0, 0, the rows
+ *   as hexadecimal text (1 = black, MSB = leftmost dot), so no byte of the image can be taken for a command;
+ * - `FORM`: feed to the top of the next form after printing; `PRINT`: print and end the label.
+ */
+export function encodeCpclRaster(pages: readonly Bitmap[], options: RasterOptions): Buffer {
+  const lines: string[] = []
+  for (const { page, quantity } of collatedPrints(pages, options.copies)) {
+    checkBitmap(page)
+    const hex = Buffer.from(page.data).toString('hex').toUpperCase()
+    lines.push(
+      `! 0 200 200 ${page.height} ${quantity}`,
+      `EG ${bytesPerRow(page.width)} ${page.height} 0 0 ${hex}`,
+    )
+    lines.push('FORM', 'PRINT')
+  }
+  return Buffer.from(lines.map((line) => `${line}\r\n`).join(''), 'latin1')
+}
+
 export const cpclDriver: LanguageDriver = {
   language: 'cpcl',
   mediaDefaults: LABEL_DEFAULTS,
   readStatus: readCpclStatus,
+  encodeRaster: encodeCpclRaster,
 }

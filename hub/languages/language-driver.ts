@@ -21,5 +21,5 @@ export interface LanguageDriver {
   readonly mediaDefaults: MediaDefaults
   readonly readStatus: StatusReader
   /** Prints 1-bit page bitmaps (the hub's rendering of a PDF) in this language. */
-  readonly encodeRaster?: RasterEncoder
+  readonly encodeRaster: RasterEncoder
 }

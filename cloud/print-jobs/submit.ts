@@ -19,9 +19,17 @@ export function resolveOptions(options: PrintOptions): ResolvedPrintOptions {
   return { ...PRINT_OPTION_DEFAULTS, ...printOptionsOf(options) }
 }
 
-function unknownReference(field: 'printer_id' | 'document_id', what: string): ApiError {
-  return new ApiError('validation_failed', `Invalid ${field}.`, {
-    fields: [{ field, message: `does not name a ${what} of this account`, location: 'body' }],
+type Reference = 'printer_id' | 'document_id'
+const REFERENCED: Record<Reference, string> = { printer_id: 'printer', document_id: 'document' }
+
+/** The 422 of ids that name nothing of this account, each named in details.fields. */
+function unknownReferences(...fields: Reference[]): ApiError {
+  return new ApiError('validation_failed', `Invalid ${fields.join(', ')}.`, {
+    fields: fields.map((field) => ({
+      field,
+      message: `does not name a ${REFERENCED[field]} of this account`,
+      location: 'body',
+    })),
   })
 }
 
@@ -30,6 +38,12 @@ export interface PrintJobSubmitter {
   /** The account's printer, or a 422 naming printer_id (another account's printer is not disclosed). */
   printerFor(accountId: string, printerId: string): Printer
   documentFor(accountId: string, documentId: string): Document
+  /** Both references of POST /api/v1/print-jobs; one 422 naming every id that names nothing. */
+  referencesFor(
+    accountId: string,
+    printerId: string,
+    documentId: string,
+  ): { printer: Printer; document: Document }
   /**
    * Inserts the pending job, logs it with `log` (the request's; tests may omit it), then tells its hub
    * (through `onCreated`). Under an Idempotency-Key, the key's answer (201 and the job) is written in the
@@ -53,16 +67,19 @@ export function createPrintJobSubmitter(
 ): PrintJobSubmitter {
   return {
     printerFor(accountId, printerId) {
-      return (
-        storage.printers.findById(accountId, printerId) ??
-        throwError(unknownReference('printer_id', 'printer'))
-      )
+      return storage.printers.findById(accountId, printerId) ?? throwError(unknownReferences('printer_id'))
     },
     documentFor(accountId, documentId) {
-      return (
-        storage.documents.findById(accountId, documentId) ??
-        throwError(unknownReference('document_id', 'document'))
-      )
+      return storage.documents.findById(accountId, documentId) ?? throwError(unknownReferences('document_id'))
+    },
+    referencesFor(accountId, printerId, documentId) {
+      const printer = storage.printers.findById(accountId, printerId)
+      const document = storage.documents.findById(accountId, documentId)
+      if (printer && document) return { printer, document }
+      const unknown: Reference[] = []
+      if (!printer) unknown.push('printer_id')
+      if (!document) unknown.push('document_id')
+      throw unknownReferences(...unknown)
     },
     async submit(accountId, printer, document, requested, log, idempotency) {
       const options = resolveOptions(requested)
@@ -91,8 +108,8 @@ export function createPrintJobSubmitter(
           return true
         })
       } catch (error) {
-        // Purged by housekeeping since `documentFor` found it: answered as a document that is not there.
-        if (isDocumentPurgedError(error)) throw unknownReference('document_id', 'document')
+        // Purged by housekeeping since it was looked up: answered as a document that is not there.
+        if (isDocumentPurgedError(error)) throw unknownReferences('document_id')
         throw error
       }
       if (!inserted) {

@@ -112,8 +112,8 @@ export const printJobRoutes: FastifyPluginAsync<PrintJobRoutesOptions> = async (
     },
     async (request, reply) => {
       const { accountId } = authOf(request)
-      const printer = submitter.printerFor(accountId, request.body.printer_id)
-      const document = submitter.documentFor(accountId, request.body.document_id)
+      const { printer_id, document_id } = request.body
+      const { printer, document } = submitter.referencesFor(accountId, printer_id, document_id)
       const job = await submitter.submit(
         accountId,
         printer,

@@ -137,6 +137,22 @@ describe('print-job creation: checks in the documented order', () => {
       expect(res.json()).toEqual(unknownPrinter)
     })
 
+    it('names both an unknown printer and an unknown document on POST /api/v1/print-jobs', async () => {
+      const res = await post('/api/v1/print-jobs', { document_id: randomUUID(), printer_id: randomUUID() })
+      expect(res.statusCode).toBe(422)
+      expect(res.json()).toEqual({
+        error: 'validation_failed',
+        error_code: 'validation_failed',
+        message: 'Invalid printer_id, document_id.',
+        details: {
+          fields: [
+            { field: 'printer_id', message: 'does not name a printer of this account', location: 'body' },
+            { field: 'document_id', message: 'does not name a document of this account', location: 'body' },
+          ],
+        },
+      })
+    })
+
     it.each([
       [{ dpi: 300 }, 'dpi', 'is not a resolution the printer prints at (203)'],
       [

@@ -118,7 +118,8 @@ export const ERROR_CODES = {
   unsupported_print_route: {
     status: 409,
     error: 'conflict',
-    description: 'The printer cannot print this document or these options; details.reason says why.',
+    description:
+      'The printer cannot take the document: details.reason is document_format_not_supported or raw_language_not_supported.',
   },
   document_too_large: {
     status: 413,
@@ -144,7 +145,8 @@ export const ERROR_CODES = {
   validation_failed: {
     status: 422,
     error: 'validation_failed',
-    description: 'Fields are missing or out of bounds; details.fields lists every offending field.',
+    description:
+      'Fields are missing, out of bounds, name nothing of this account or ask what the printer cannot do; details.fields lists every offending field.',
   },
   document_format_mismatch: {
     status: 422,

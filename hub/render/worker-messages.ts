@@ -1,0 +1,19 @@
+// The messages between the hub and its render worker process (Node IPC, JSON).
+
+/** Hub → worker: render every page of `pdfPath` into `outputDir`. */
+export interface RenderCommand {
+  type: 'render'
+  id: number
+  pdfPath: string
+  outputDir: string
+  dpi: number
+}
+
+/** Worker → hub. */
+export type WorkerReport =
+  /** ghostscript4js is loaded: the worker takes commands. */
+  | { type: 'ready' }
+  /** Ghostscript finished the render: every page file is complete. */
+  | { type: 'done'; id: number }
+  /** Ghostscript stopped with an error (ghostscript4js gives only its code; the message went to stderr). */
+  | { type: 'failed'; id: number; error: string }

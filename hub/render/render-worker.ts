@@ -108,6 +108,8 @@ export class RenderWorker {
     } finally {
       run?.end(new RenderError('worker_unavailable', 'The render was abandoned.'))
       release()
+      // A render that did not end well ends with its worker process gone (killed by end()).
+      if (run && run.outcome !== 'done') await run.worker.exited
       await rm(dir, { recursive: true, force: true })
     }
   }

@@ -91,6 +91,31 @@ describe('RenderWorker (real Ghostscript through ghostscript4js)', () => {
     ])
   })
 
+  it('renders one document at a time: two asked at once both come out whole', async () => {
+    const a = file('a.pdf', twoPages)
+    const b = file('b.pdf', twoPages)
+    const [first, second] = await Promise.all([
+      collect(worker.render(a, { dpi: 203, deadlineMs: 20_000 })),
+      collect(worker.render(b, { dpi: 203, deadlineMs: 20_000 })),
+    ])
+    expect([first.length, second.length]).toEqual([2, 2])
+    expect(Buffer.from(second[1]!.data).equals(Buffer.from(first[1]!.data))).toBe(true)
+  })
+
+  it('kills Ghostscript when the caller stops taking pages, and renders the next PDF', async () => {
+    const pid = worker.pid!
+    const endless = endlessPage(7)
+    const pdf = pagesPdf([{ ...receipt, content: '0 0 0 rg 0 0 72 72 re f' }, endless.page], endless.objects)
+    for await (const page of worker.render(file('abandoned.pdf', pdf), { dpi: 203, deadlineMs: 60_000 })) {
+      expect(page.width).toBe(464)
+      break
+    }
+    expect(processGone(pid)).toBe(true)
+    expect(
+      await collect(worker.render(file('after-abandoned.pdf', twoPages), { dpi: 203, deadlineMs: 20_000 })),
+    ).toHaveLength(2)
+  })
+
   it('refuses bytes that are not a PDF before Ghostscript sees them', async () => {
     const { error } = await failure(
       worker.render(file('garbage.bin', Buffer.from('\x00\xff garbage \x13\x37'.repeat(200), 'latin1')), {
@@ -155,6 +180,26 @@ describe('RenderWorker (real Ghostscript through ghostscript4js)', () => {
     expect(
       await collect(worker.render(file('after-huge.pdf', twoPages), { dpi: 203, deadlineMs: 20_000 })),
     ).toHaveLength(2)
+  })
+})
+
+describe('RenderWorker environment', () => {
+  it('runs Ghostscript without the GS_* variables of the hub', async () => {
+    // Were GS_OPTIONS passed on, Ghostscript would take it as arguments and render page 2 only.
+    process.env.GS_OPTIONS = '-dFirstPage=2'
+    const worker = new RenderWorker()
+    try {
+      await worker.start()
+    } finally {
+      delete process.env.GS_OPTIONS
+    }
+    try {
+      expect(
+        await collect(worker.render(file('env.pdf', twoPages), { dpi: 203, deadlineMs: 20_000 })),
+      ).toHaveLength(2)
+    } finally {
+      await worker.stop()
+    }
   })
 })
 

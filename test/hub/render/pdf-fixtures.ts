@@ -22,7 +22,7 @@ function stream(content: string, dictionary = ''): string {
   return `<< ${dictionary}/Length ${content.length} >>\nstream\n${content}\nendstream`
 }
 
-interface PageSpec {
+export interface PageSpec {
   width: number
   height: number
   /** The page's content stream. */
@@ -52,7 +52,7 @@ export function pagesPdf(pages: PageSpec[], extra: string[] = []): Buffer {
  * A page whose content never ends in practice: form XObjects nested `levels` deep, each drawing the one
  * below it ten times, so the page paints 10^levels squares from a file of a few kilobytes.
  */
-export function endlessPage(firstObjectId: number, levels = 12): { page: PageSpec; objects: string[] } {
+function endlessPage(firstObjectId: number, levels: number): { page: PageSpec; objects: string[] } {
   const objects: string[] = []
   for (let level = 0; level < levels; level++) {
     const content =
@@ -75,4 +75,11 @@ export function endlessPage(firstObjectId: number, levels = 12): { page: PageSpe
     },
     objects,
   }
+}
+
+/** `pages`, then a 58 mm × 40 mm page whose content never ends in practice (`endlessPage`). */
+export function withEndlessPage(pages: PageSpec[], levels = 12): Buffer {
+  // The pages and their content streams take ids 3 to 2 × (pages + 1) + 2; the forms follow.
+  const endless = endlessPage(3 + 2 * (pages.length + 1), levels)
+  return pagesPdf([...pages, endless.page], endless.objects)
 }

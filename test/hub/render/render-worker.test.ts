@@ -5,7 +5,7 @@ import { type Bitmap, isBlack } from '../../../hub/languages/bitmap.ts'
 import { RenderError } from '../../../hub/render/render-error.ts'
 import { RenderWorker } from '../../../hub/render/render-worker.ts'
 import { tempDir } from '../../helpers/temp-dir.ts'
-import { endlessPage, mm, pagesPdf } from './pdf-fixtures.ts'
+import { mm, pagesPdf, withEndlessPage } from './pdf-fixtures.ts'
 
 const dir = tempDir('print-hub-render-test-')
 afterAll(() => dir.remove())
@@ -104,8 +104,7 @@ describe('RenderWorker (real Ghostscript through ghostscript4js)', () => {
 
   it('kills Ghostscript when the caller stops taking pages, and renders the next PDF', async () => {
     const pid = worker.pid!
-    const endless = endlessPage(7)
-    const pdf = pagesPdf([{ ...receipt, content: '0 0 0 rg 0 0 72 72 re f' }, endless.page], endless.objects)
+    const pdf = withEndlessPage([{ ...receipt, content: '0 0 0 rg 0 0 72 72 re f' }])
     for await (const page of worker.render(file('abandoned.pdf', pdf), { dpi: 203, deadlineMs: 60_000 })) {
       expect(page.width).toBe(464)
       break
@@ -144,9 +143,8 @@ describe('RenderWorker (real Ghostscript through ghostscript4js)', () => {
 
   it('kills endless content at the deadline, restarts the worker, and renders the next PDF', async () => {
     const pid = worker.pid!
-    const endless = endlessPage(5)
     const { error } = await failure(
-      worker.render(file('endless.pdf', pagesPdf([endless.page], endless.objects)), {
+      worker.render(file('endless.pdf', withEndlessPage([])), {
         dpi: 203,
         deadlineMs: 500,
       }),
@@ -164,10 +162,9 @@ describe('RenderWorker (real Ghostscript through ghostscript4js)', () => {
   })
 
   it('streams: page 1 arrives while Ghostscript is still on page 2, which then misses the deadline', async () => {
-    const endless = endlessPage(7)
-    const pdf = pagesPdf([{ ...receipt, content: '0 0 0 rg 0 0 72 72 re f' }, endless.page], endless.objects)
+    const pdf = withEndlessPage([{ ...receipt, content: '0 0 0 rg 0 0 72 72 re f' }])
     const { error, pagesBefore } = await failure(
-      worker.render(file('first-then-endless.pdf', pdf), { dpi: 203, deadlineMs: 1_000 }),
+      worker.render(file('first-then-endless.pdf', pdf), { dpi: 203, deadlineMs: 2_000 }),
     )
     expect([pagesBefore, error.reason]).toEqual([1, 'deadline'])
   })

@@ -94,8 +94,9 @@ export class RenderWorker {
     await assertPdf(pdfPath)
     const release = await this.takeTurn()
     let run: Run | undefined
-    const dir = await mkdtemp(join(this.options.tempDir ?? tmpdir(), 'print-hub-render-'))
+    let dir: string | undefined
     try {
+      dir = await mkdtemp(join(this.options.tempDir ?? tmpdir(), 'print-hub-render-'))
       const worker = this.current()
       await worker.ready
       run = this.begin(worker, pdfPath, dir, options, release)
@@ -110,7 +111,7 @@ export class RenderWorker {
       release()
       // A render that did not end well ends with its worker process gone (killed by end()).
       if (run && run.outcome !== 'done') await run.worker.exited
-      await rm(dir, { recursive: true, force: true })
+      if (dir) await rm(dir, { recursive: true, force: true })
     }
   }
 

@@ -1,6 +1,7 @@
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox'
 import type { FastifyPluginAsync, FastifyRequest } from 'fastify'
 import { Type } from 'typebox'
+import type { Document } from '../../protocol/document.ts'
 import { ErrorBody } from '../../protocol/errors.ts'
 import { Page } from '../../protocol/pagination.ts'
 import {
@@ -10,8 +11,10 @@ import {
   ListPrintJobsQuery,
   PrintJob,
   PrintJobIdParams,
+  type PrintOptions,
   printOptionsOf,
 } from '../../protocol/print-job.ts'
+import type { Printer } from '../../protocol/printer.ts'
 import { decodeDocumentBase64 } from '../documents/base64.ts'
 import type { DocumentIntake } from '../documents/intake.ts'
 import { ApiError } from '../errors.ts'
@@ -89,6 +92,16 @@ export const printJobRoutes: FastifyPluginAsync<PrintJobRoutesOptions> = async (
   /** document_base64, decoded once by the create endpoint's preValidation hook. */
   const decoded = new WeakMap<FastifyRequest, Buffer>()
   const lifecycle = new JobLifecycle(storage.printJobs, app.log)
+  /** The job of a create request, under the request's Idempotency-Key and logged with its request id. */
+  const create = (request: FastifyRequest, printer: Printer, document: Document, body: PrintOptions) =>
+    submitter.submit(
+      authOf(request).accountId,
+      printer,
+      document,
+      printOptionsOf(body),
+      request.log,
+      request.idempotencyScope,
+    )
   const api = app.withTypeProvider<TypeBoxTypeProvider>()
   const writeConfig = { scopes: ['print_jobs:write' as const], idempotent: true }
   const documentConfig = {
@@ -114,15 +127,7 @@ export const printJobRoutes: FastifyPluginAsync<PrintJobRoutesOptions> = async (
       const { accountId } = authOf(request)
       const { printer_id, document_id } = request.body
       const { printer, document } = submitter.referencesFor(accountId, printer_id, document_id)
-      const job = await submitter.submit(
-        accountId,
-        printer,
-        document,
-        printOptionsOf(request.body),
-        request.log,
-        request.idempotencyScope,
-      )
-      return reply.code(201).send(job)
+      return reply.code(201).send(await create(request, printer, document, request.body))
     },
   )
 
@@ -154,18 +159,7 @@ export const printJobRoutes: FastifyPluginAsync<PrintJobRoutesOptions> = async (
         rawLanguage: body.document_raw_language,
         filename: body.document_filename ?? fetched.filename,
       })
-      return reply
-        .code(201)
-        .send(
-          await submitter.submit(
-            accountId,
-            printer,
-            document,
-            printOptionsOf(body),
-            request.log,
-            request.idempotencyScope,
-          ),
-        )
+      return reply.code(201).send(await create(request, printer, document, body))
     },
   )
 
@@ -198,18 +192,7 @@ export const printJobRoutes: FastifyPluginAsync<PrintJobRoutesOptions> = async (
         rawLanguage: body.document_raw_language,
         filename: body.document_filename,
       })
-      return reply
-        .code(201)
-        .send(
-          await submitter.submit(
-            accountId,
-            printer,
-            document,
-            printOptionsOf(body),
-            request.log,
-            request.idempotencyScope,
-          ),
-        )
+      return reply.code(201).send(await create(request, printer, document, body))
     },
   )
 

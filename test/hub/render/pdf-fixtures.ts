@@ -1,21 +1,6 @@
-/**
- * PDFs for the render tests, built byte by byte (ISO 32000-1 §7.5: header, objects, xref table with exact
- * byte offsets, trailer). Sizes are in points (1/72 in).
- */
-export function pdfFromObjects(objects: string[]): Buffer {
-  let body = '%PDF-1.4\n%\xe2\xe3\xcf\xd3\n'
-  const offsets: number[] = []
-  for (let id = 1; id < objects.length; id++) {
-    offsets[id] = Buffer.byteLength(body, 'latin1')
-    body += `${id} 0 obj\n${objects[id]}\nendobj\n`
-  }
-  const xrefAt = Buffer.byteLength(body, 'latin1')
-  body += `xref\n0 ${objects.length}\n0000000000 65535 f \n`
-  for (let id = 1; id < objects.length; id++) body += `${String(offsets[id]).padStart(10, '0')} 00000 n \n`
-  body += `trailer\n<< /Size ${objects.length} /Root 1 0 R >>\nstartxref\n${xrefAt}\n%%EOF\n`
-  return Buffer.from(body, 'latin1')
-}
+import { pdfFromObjects } from '../../helpers/pdf.ts'
 
+/** PDFs for the render tests (built with test/helpers/pdf.ts). Sizes are in points (1/72 in). */
 export const mm = (millimetres: number) => (millimetres / 25.4) * 72
 
 function stream(content: string, dictionary = ''): string {

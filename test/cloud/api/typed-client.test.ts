@@ -137,8 +137,7 @@ describe('a client generated from /openapi.json', () => {
 })
 
 describe('answers outside the backend’s flow are as documented too', () => {
-  // Injected, not over a socket: a streamed download's keep-alive connection can outlive app.close() (the
-  // client has every byte before the server ends the response), which would hold this file's teardown.
+  // Injected: these answers are checked against the document as they are, without a socket.
   const asResponse = (res: LightMyRequestResponse) => {
     const headers = Object.entries(res.headers).flatMap(([name, value]) =>
       value === undefined ? [] : [[name, String(value)] as [string, string]],

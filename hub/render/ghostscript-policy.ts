@@ -13,6 +13,9 @@ import { RenderError } from './render-error.ts'
 /** The largest page side rendered, in millimetres. A longer page fails with `page_too_big`. */
 export const MAX_PAGE_MM = 2000
 
+/** The most dots a rendered page holds (one byte each in grey: 64 MB). A larger page fails with `page_too_big`. */
+export const MAX_PAGE_DOTS = 64 * 1024 * 1024
+
 /** The largest page side in dots at `dpi`: 2000 mm is 15,984 dots at 203 dpi, 23,622 at 300 dpi. */
 export function maxPageDots(dpi: number): number {
   return Math.floor((MAX_PAGE_MM / 25.4) * dpi)
@@ -24,25 +27,38 @@ export const MAX_DPI = 1200
 
 /** The file name of page `n` (from 1) in a render's output directory. */
 export function pageFileName(page: number): string {
-  return `page-${page}.pbm`
+  return `page-${page}.pgm`
 }
 
-/** Ghostscript's arguments (argv[0] included, as ghostscript4js wants) to render every page of a PDF. */
+/** The arguments every Ghostscript run of the hub starts with (argv[0] included, as ghostscript4js wants). */
+export const GHOSTSCRIPT_BASE_ARGS: readonly string[] = [
+  'gs',
+  '-dSAFER',
+  '-dBATCH', // exit when the file is done instead of waiting for PostScript on stdin
+  '-dNOPAUSE', // no prompt between pages
+  '-dNOPROMPT',
+  '-dQUIET', // no banner or "Page n" lines; errors still go to stderr
+  '-dPDFSTOPONERROR',
+]
+
+/** True when `args` start with GHOSTSCRIPT_BASE_ARGS (the render worker runs nothing else). */
+export function followsPolicy(args: readonly string[]): boolean {
+  return GHOSTSCRIPT_BASE_ARGS.every((arg, i) => args[i] === arg)
+}
+
+/** Ghostscript's arguments to render every page of a PDF into `outputDir`, one grey page file each. */
 export function ghostscriptArgs(pdfPath: string, outputDir: string, dpi: number): string[] {
   return [
-    'gs',
-    '-dSAFER',
-    '-dBATCH', // exit when the file is done instead of waiting for PostScript on stdin
-    '-dNOPAUSE', // no prompt between pages
-    '-dNOPROMPT',
-    '-dQUIET', // no banner or "Page n" lines; errors still go to stderr
-    '-dPDFSTOPONERROR',
-    // pbmraw: binary PBM (P4), 1 bit per dot, rows packed MSB first, 1 = black: the hub's Bitmap layout
-    '-sDEVICE=pbmraw',
+    ...GHOSTSCRIPT_BASE_ARGS,
+    // pgmraw: binary PGM (P5), 8-bit grey, 0 = black; laid out and dithered by the hub (page-layout.ts)
+    '-sDEVICE=pgmraw',
+    // no anti-aliasing: text, lines and barcodes stay pure black and white
+    '-dTextAlphaBits=1',
+    '-dGraphicsAlphaBits=1',
     `-r${dpi}`,
     // one file per page; %d is the page number from 1. A page's file is complete once it holds the
     // header's width × height, before Ghostscript has finished the next page
-    `-sOutputFile=${resolve(outputDir, 'page-%d.pbm')}`,
+    `-sOutputFile=${resolve(outputDir, 'page-%d.pgm')}`,
     '-f',
     resolve(pdfPath),
   ]

@@ -1,5 +1,5 @@
 import { createRequire } from 'node:module'
-import { ghostscriptArgs } from './ghostscript-policy.ts'
+import { followsPolicy } from './ghostscript-policy.ts'
 import type { RenderCommand, WorkerReport } from './worker-messages.ts'
 
 // The render worker: a child process of the hub that runs Ghostscript in-process through ghostscript4js,
@@ -26,7 +26,8 @@ process.on('message', (command: RenderCommand) => {
   // ghostscript4js serialises calls with a global lock anyway; keep the order explicit.
   queue = queue.then(async () => {
     try {
-      await ghostscript.execute(ghostscriptArgs(command.pdfPath, command.outputDir, command.dpi))
+      if (!followsPolicy(command.args)) throw new Error("arguments without the hub's Ghostscript policy")
+      await ghostscript.execute(command.args)
       report({ type: 'done', id: command.id })
     } catch (error) {
       report({

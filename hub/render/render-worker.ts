@@ -3,13 +3,23 @@ import { tmpdir } from 'node:os'
 import { join, resolve } from 'node:path'
 import { setTimeout as sleep } from 'node:timers/promises'
 import type { Logger } from 'pino'
-import type { Bitmap } from '../languages/bitmap.ts'
-import { assertPdf, MAX_DPI, MAX_PAGE_MM, MIN_DPI, maxPageDots, pageFileName } from './ghostscript-policy.ts'
-import { parsePbmHeader, pbmFileLength, pbmToBitmap } from './pbm.ts'
+import {
+  assertPdf,
+  followsPolicy,
+  ghostscriptArgs,
+  MAX_DPI,
+  MAX_PAGE_DOTS,
+  MAX_PAGE_MM,
+  MIN_DPI,
+  maxPageDots,
+  pageFileName,
+} from './ghostscript-policy.ts'
+import type { GreyPage } from './grey-page.ts'
+import { parsePgmHeader, pgmFileLength, pgmToGreyPage } from './pgm.ts'
 import { RenderError } from './render-error.ts'
 import { WorkerProcess } from './worker-process.ts'
 
-// Renders PDFs to 1-bit page bitmaps in a long-lived worker process (render-worker-process.ts) that runs
+// Renders PDFs to 8-bit grey pages in a long-lived worker process (render-worker-process.ts) that runs
 // Ghostscript through ghostscript4js. Rules:
 // - One render at a time per worker; later renders wait their turn. The turn ends when Ghostscript ends,
 //   not when the caller has taken every page: pages wait as files in the render's own directory, so a slow
@@ -18,11 +28,13 @@ import { WorkerProcess } from './worker-process.ts'
 //   next page. A render that fails after some pages were yielded throws at the next page.
 // - Bounds, each failing only its own render with RenderError (`render_failed`) and a reason:
 //   Ghostscript's time for the whole document (`deadlineMs`, from when the worker starts on it; the worker
-//   is killed at the deadline), a page side over MAX_PAGE_MM (2000 mm) at the dpi asked (refused when
-//   Ghostscript starts writing that page; the deadline bounds the time spent before), a file that is not a
-//   PDF (refused before Ghostscript sees it), and any Ghostscript error.
+//   is killed at the deadline), a page side over MAX_PAGE_MM (2000 mm) or a page over MAX_PAGE_DOTS at the
+//   dpi asked (refused when Ghostscript starts writing that page; the deadline bounds the time spent
+//   before), a file that is not a PDF (refused before Ghostscript sees it), and any Ghostscript error.
+// - `convert` runs Ghostscript on a whole document into one output file (PWG raster for IPP printers)
+//   under the same turn, deadline and restart rules.
 // - A worker that failed, missed a deadline or was abandoned mid-render is killed and replaced at once, so
-//   the next render starts on a fresh process. Bitmaps are kept in memory one page at a time.
+//   the next render starts on a fresh process. Pages are kept in memory one at a time.
 
 export interface RenderWorkerOptions {
   logger?: Logger
@@ -50,7 +62,7 @@ interface Run {
   end(outcome: 'done' | RenderError): void
 }
 
-type PageFile = Bitmap | 'missing' | 'incomplete'
+type PageFile = GreyPage | 'missing' | 'incomplete'
 
 export class RenderWorker {
   private worker: WorkerProcess | undefined
@@ -77,7 +89,7 @@ export class RenderWorker {
    * The PDF's pages, in order, as they are rendered. Iterate to the end or stop early (`break`): stopping
    * early kills Ghostscript if it is still at work. Throws RenderError when the render fails.
    */
-  render(pdfPath: string, options: RenderOptions): AsyncIterable<Bitmap> {
+  render(pdfPath: string, options: RenderOptions): AsyncIterable<GreyPage> {
     return this.pages(resolve(pdfPath), options)
   }
 
@@ -89,7 +101,30 @@ export class RenderWorker {
     await worker?.kill()
   }
 
-  private async *pages(pdfPath: string, options: RenderOptions): AsyncGenerator<Bitmap> {
+  /**
+   * Runs Ghostscript with `args` (which must follow ghostscript-policy.ts) on a whole PDF, for output that is
+   * not a page stream (PWG raster for an IPP printer). Throws RenderError when it fails or misses the deadline.
+   */
+  async convert(pdfPath: string, args: string[], deadlineMs: number): Promise<void> {
+    if (!followsPolicy(args))
+      throw new RenderError('bad_options', "The arguments break the hub's Ghostscript policy.")
+    if (!(deadlineMs > 0)) throw new RenderError('bad_options', 'deadlineMs must be positive.')
+    await assertPdf(pdfPath)
+    const release = await this.takeTurn()
+    let run: Run | undefined
+    try {
+      const worker = this.current()
+      await worker.ready
+      run = this.begin(worker, args, deadlineMs, release)
+      await run.ended
+      if (run.outcome instanceof RenderError) throw run.outcome
+    } finally {
+      release()
+      if (run && run.outcome !== 'done') await run.worker.exited
+    }
+  }
+
+  private async *pages(pdfPath: string, options: RenderOptions): AsyncGenerator<GreyPage> {
     checkOptions(options)
     await assertPdf(pdfPath)
     const release = await this.takeTurn()
@@ -99,12 +134,12 @@ export class RenderWorker {
       dir = await mkdtemp(join(this.options.tempDir ?? tmpdir(), 'print-hub-render-'))
       const worker = this.current()
       await worker.ready
-      run = this.begin(worker, pdfPath, dir, options, release)
+      run = this.begin(worker, ghostscriptArgs(pdfPath, dir, options.dpi), options.deadlineMs, release)
       const limit = maxPageDots(options.dpi)
       for (let page = 1; ; page++) {
-        const bitmap = await this.nextPage(run, join(dir, pageFileName(page)), page, limit)
-        if (!bitmap) return
-        yield bitmap
+        const grey = await this.nextPage(run, join(dir, pageFileName(page)), page, limit)
+        if (!grey) return
+        yield grey
       }
     } finally {
       run?.end(new RenderError('worker_unavailable', 'The render was abandoned.'))
@@ -149,13 +184,7 @@ export class RenderWorker {
     }
   }
 
-  private begin(
-    worker: WorkerProcess,
-    pdfPath: string,
-    outputDir: string,
-    options: RenderOptions,
-    release: () => void,
-  ): Run {
+  private begin(worker: WorkerProcess, args: string[], deadlineMs: number, release: () => void): Run {
     const id = this.nextId++
     let ended!: () => void
     const run: Run = {
@@ -176,8 +205,8 @@ export class RenderWorker {
       },
     }
     const deadline = setTimeout(() => {
-      run.end(new RenderError('deadline', `Ghostscript did not finish within ${options.deadlineMs} ms.`))
-    }, options.deadlineMs)
+      run.end(new RenderError('deadline', `Ghostscript did not finish within ${deadlineMs} ms.`))
+    }, deadlineMs)
     worker.takeStderr()
     worker.onReport = (report) => {
       if (report.id !== id) return
@@ -195,12 +224,12 @@ export class RenderWorker {
           : new RenderError('worker_crashed', 'The render worker process ended during the render.'),
       )
     }
-    worker.send({ type: 'render', id, pdfPath, outputDir, dpi: options.dpi })
+    worker.send({ type: 'render', id, args })
     return run
   }
 
   /** Page `page` once its file is complete; null after the last page. */
-  private async nextPage(run: Run, file: string, page: number, limit: number): Promise<Bitmap | null> {
+  private async nextPage(run: Run, file: string, page: number, limit: number): Promise<GreyPage | null> {
     for (;;) {
       // Read how Ghostscript stands before looking at the file: "done" then means the file is final.
       const outcome = run.outcome
@@ -240,19 +269,20 @@ async function readPageFile(file: string, limit: number, page: number): Promise<
     const { size } = await handle.stat()
     const head = Buffer.alloc(Math.min(size, 512))
     await handle.read(head, 0, head.length, 0)
-    const header = parsePbmHeader(head)
+    const header = parsePgmHeader(head)
     if (!header) return 'incomplete'
-    if (header.width > limit || header.height > limit) {
+    if (header.width > limit || header.height > limit || header.width * header.height > MAX_PAGE_DOTS) {
       throw new RenderError(
         'page_too_big',
-        `Page ${page} is ${header.width} × ${header.height} dots; at most ${limit} (${MAX_PAGE_MM} mm) are rendered.`,
+        `Page ${page} is ${header.width} × ${header.height} dots; at most ${limit} (${MAX_PAGE_MM} mm) a side ` +
+          `and ${MAX_PAGE_DOTS} dots a page are rendered.`,
       )
     }
-    const length = pbmFileLength(header)
+    const length = pgmFileLength(header)
     if (size < length) return 'incomplete'
     const bytes = Buffer.alloc(length)
     await handle.read(bytes, 0, length, 0)
-    return pbmToBitmap(bytes, header)
+    return pgmToGreyPage(bytes, header)
   } finally {
     await handle.close()
   }

@@ -1,12 +1,10 @@
 // The messages between the hub and its render worker process (Node IPC, JSON).
 
-/** Hub → worker: render every page of `pdfPath` into `outputDir`. */
+/** Hub → worker: run Ghostscript with `args` (argv[0] included; they must follow ghostscript-policy.ts). */
 export interface RenderCommand {
   type: 'render'
   id: number
-  pdfPath: string
-  outputDir: string
-  dpi: number
+  args: string[]
 }
 
 /** Worker → hub. */

@@ -1,7 +1,8 @@
-import { writeFileSync } from 'node:fs'
+import { readFileSync, writeFileSync } from 'node:fs'
 import path from 'node:path'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { type Bitmap, isBlack } from '../../../hub/languages/bitmap.ts'
+import { ghostscriptArgs } from '../../../hub/render/ghostscript-policy.ts'
+import type { GreyPage } from '../../../hub/render/grey-page.ts'
 import { RenderError } from '../../../hub/render/render-error.ts'
 import { RenderWorker } from '../../../hub/render/render-worker.ts'
 import { tempDir } from '../../helpers/temp-dir.ts'
@@ -17,13 +18,18 @@ function file(name: string, bytes: Buffer | string): string {
   return filePath
 }
 
-async function collect(pages: AsyncIterable<Bitmap>): Promise<Bitmap[]> {
-  const all: Bitmap[] = []
+/** Black in Ghostscript's grey page (0 = black). */
+function isBlack(page: GreyPage, x: number, y: number): boolean {
+  return page.data[y * page.width + x]! < 128
+}
+
+async function collect(pages: AsyncIterable<GreyPage>): Promise<GreyPage[]> {
+  const all: GreyPage[] = []
   for await (const page of pages) all.push(page)
   return all
 }
 
-async function failure(pages: AsyncIterable<Bitmap>): Promise<{ error: RenderError; pagesBefore: number }> {
+async function failure(pages: AsyncIterable<GreyPage>): Promise<{ error: RenderError; pagesBefore: number }> {
   let pagesBefore = 0
   try {
     for await (const _ of pages) pagesBefore++
@@ -65,8 +71,10 @@ describe('RenderWorker (real Ghostscript through ghostscript4js)', () => {
       [464, 320],
       [464, 320],
     ])
-    const [first, second] = pages as [Bitmap, Bitmap]
-    expect(first.data.length).toBe(58 * 320)
+    const [first, second] = pages as [GreyPage, GreyPage]
+    expect(first.data.length).toBe(464 * 320)
+    // Not anti-aliased: every dot is pure black or pure white.
+    expect(first.data.every((grey) => grey === 0 || grey === 255)).toBe(true)
     // 72 pt = 203 dots: the square covers x 0–202 and, counted from the top, y 117–319.
     expect([isBlack(first, 5, 315), isBlack(first, 100, 200), isBlack(first, 195, 125)]).toEqual([
       true,
@@ -177,6 +185,41 @@ describe('RenderWorker (real Ghostscript through ghostscript4js)', () => {
     expect(
       await collect(worker.render(file('after-huge.pdf', twoPages), { dpi: 203, deadlineMs: 20_000 })),
     ).toHaveLength(2)
+  })
+})
+
+describe('RenderWorker bounds and conversions', () => {
+  const worker = new RenderWorker()
+  afterAll(() => worker.stop())
+
+  it('refuses a page over 64 million dots even when no side is over 2000 mm', async () => {
+    // 1,000 mm square (2,834.6 pt) at 300 dpi: 11,811 × 11,811 dots = 139 million.
+    const side = mm(1000)
+    const big = pagesPdf([{ width: side, height: side, content: '0 0 0 rg 0 0 72 72 re f' }])
+    const { error } = await failure(worker.render(file('big.pdf', big), { dpi: 300, deadlineMs: 20_000 }))
+    expect([error.reason, error.message]).toEqual([
+      'page_too_big',
+      expect.stringMatching(/11811 × 11811 dots/),
+    ])
+  })
+
+  it('converts a whole document into one file with the arguments given, and refuses arguments without -dSAFER', async () => {
+    const output = path.join(dir.path, 'converted.pgm')
+    const pdf = file('convert.pdf', twoPages)
+    await worker.convert(
+      pdf,
+      [
+        ...ghostscriptArgs(pdf, dir.path, 72).slice(0, -3),
+        `-sOutputFile=${output}`,
+        '-dFirstPage=2',
+        '-f',
+        pdf,
+      ],
+      20_000,
+    )
+    expect(readFileSync(output, 'latin1').slice(0, 2)).toBe('P5')
+    const unsafe = ['gs', '-dNOSAFER', '-dBATCH', '-sDEVICE=pgmraw', `-sOutputFile=${output}`, pdf]
+    await expect(worker.convert(pdf, unsafe, 20_000)).rejects.toMatchObject({ reason: 'bad_options' })
   })
 })
 

@@ -47,6 +47,18 @@ export class ApiClient {
     return res.body
   }
 
+  /** A PDF job from Base64 (`document_format: 'pdf'`); `options` are print options (copies, media, dpi ...). */
+  async printPdf(printerId: string, pdf: Buffer, options: Record<string, unknown> = {}) {
+    const res = await this.request<PrintJob>('POST', '/api/v1/print-jobs/from-base64', {
+      printer_id: printerId,
+      document_base64: pdf.toString('base64'),
+      document_format: 'pdf',
+      ...options,
+    })
+    if (res.status !== 201) throw new Error(`create answered ${res.status}: ${JSON.stringify(res.body)}`)
+    return res.body
+  }
+
   /** Every print job of the account, page after page (newest first). */
   async allJobs(): Promise<PrintJob[]> {
     const jobs: PrintJob[] = []

@@ -1,5 +1,5 @@
 import type { RawLanguage } from '../../protocol/enums.ts'
-import { capabilitiesFor } from '../languages/capabilities.ts'
+import { capabilitiesFor, headDotsFor, type MediaOptions } from '../languages/capabilities.ts'
 import type { PrinterSpec, TransportSpec } from '../printers/printer-spec.ts'
 import {
   defaultPrinterName,
@@ -37,6 +37,8 @@ export interface DiscoveredPrinter extends ResolvedPrinter {
 }
 
 const SILENT: DiscoveryLogger = { debug() {}, warn() {} }
+/** A discovered printer says nothing about its media: its language's defaults apply. */
+const NO_MEDIA_OPTIONS: MediaOptions = { dpi: null, widthMm: null, heightMm: null, headDots: null }
 
 type UsbIdentity = { vendorId: number; productId: number; serialNumber: string | null }
 
@@ -97,7 +99,8 @@ export async function discoverPrinters(deps: DiscoveryDeps = {}): Promise<Discov
       name: nameOf(f, language),
       language,
       transport: f.transport,
-      capabilities: capabilitiesFor(language, { dpi: null, widthMm: null, heightMm: null }),
+      capabilities: capabilitiesFor(language, NO_MEDIA_OPTIONS),
+      headDots: headDotsFor(language, NO_MEDIA_OPTIONS),
       languageSource: source,
       deviceId: f.deviceId,
     })

@@ -3,7 +3,7 @@ import { type Bitmap, bytesPerRow, checkBitmap } from './bitmap.ts'
 import { reasonsFromBits, type StatusReason } from './health-state.ts'
 import type { LanguageDriver } from './language-driver.ts'
 import { LABEL_DEFAULTS } from './media-defaults.ts'
-import { collatedPrints, type RasterOptions } from './raster-job.ts'
+import { encodeRasterJob, type RasterEncoding, type RasterOptions } from './raster-job.ts'
 
 /**
  * CPCL status: `ESC h` (0x1B 0x68), Zebra "Mobile Printer CPCL Programming Manual", Printer Escape Commands,
@@ -42,23 +42,28 @@ export async function readCpclStatus(
  *   as hexadecimal text (1 = black, MSB = leftmost dot), so no byte of the image can be taken for a command;
  * - `FORM`: feed to the top of the next form after printing; `PRINT`: print and end the label.
  */
-export function encodeCpclRaster(pages: readonly Bitmap[], options: RasterOptions): Buffer {
-  const lines: string[] = []
-  for (const { page, quantity } of collatedPrints(pages, options.copies)) {
+export const cpclRaster: RasterEncoding = {
+  prologue: Buffer.alloc(0),
+  page(page, quantity) {
     checkBitmap(page)
     const hex = Buffer.from(page.data).toString('hex').toUpperCase()
-    lines.push(
+    const lines = [
       `! 0 200 200 ${page.height} ${quantity}`,
       `EG ${bytesPerRow(page.width)} ${page.height} 0 0 ${hex}`,
-    )
-    lines.push('FORM', 'PRINT')
-  }
-  return Buffer.from(lines.map((line) => `${line}\r\n`).join(''), 'latin1')
+      'FORM',
+      'PRINT',
+    ]
+    return Buffer.from(lines.map((line) => `${line}\r\n`).join(''), 'latin1')
+  },
+}
+
+export function encodeCpclRaster(pages: readonly Bitmap[], options: RasterOptions): Buffer {
+  return encodeRasterJob(cpclRaster, pages, options)
 }
 
 export const cpclDriver: LanguageDriver = {
   language: 'cpcl',
   mediaDefaults: LABEL_DEFAULTS,
   readStatus: readCpclStatus,
-  encodeRaster: encodeCpclRaster,
+  raster: cpclRaster,
 }

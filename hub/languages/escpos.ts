@@ -3,7 +3,7 @@ import { type Bitmap, bitmapRows, bytesPerRow, checkBitmap } from './bitmap.ts'
 import { reasonsFromBits, type StatusReason, uniqueReasons } from './health-state.ts'
 import type { LanguageDriver } from './language-driver.ts'
 import type { MediaDefaults } from './media-defaults.ts'
-import { collatedPrints, type RasterOptions } from './raster-job.ts'
+import { encodeRasterJob, type RasterEncoding, type RasterOptions } from './raster-job.ts'
 
 /**
  * ESC/POS real-time status: `DLE EOT n` (0x10 0x04 n), Epson "ESC/POS Command Reference", DLE EOT
@@ -131,10 +131,26 @@ export async function readEscposStatus(
 }
 
 /**
- * ESC/POS receipt printers: 203 dpi (8 dots/mm) heads on 58 mm or 80 mm rolls, continuous media. The
- * common case (Epson TM-T20/T88 class); pass dpi= or width_mm= for others.
+ * How wide a receipt head prints on its paper (Epson TM-T88/T20 specifications, "printable area"): 72 mm of
+ * 80 mm paper (576 dots at 203 dpi), 48 mm of 58 mm paper (384 dots); other rolls lose 4 mm on each side.
  */
-export const RECEIPT_DEFAULTS: MediaDefaults = { dpi: 203, width: { min: 58, max: 80 }, height: null }
+export function receiptPrintableWidthMm(paperWidthMm: number): number {
+  if (paperWidthMm === 80) return 72
+  if (paperWidthMm === 58) return 48
+  return Math.max(1, paperWidthMm - 8)
+}
+
+/**
+ * ESC/POS receipt printers: 203 dpi (8 dots/mm) heads on 58 mm or 80 mm rolls, continuous media. The
+ * common case (Epson TM-T20/T88 class); pass dpi=, width_mm= or head_dots= for others.
+ */
+export const RECEIPT_DEFAULTS: MediaDefaults = {
+  dpi: 203,
+  width: { min: 58, max: 80 },
+  height: null,
+  label: null,
+  printableWidthMm: receiptPrintableWidthMm,
+}
 
 /** `ESC @` (0x1B 0x40), "Initialize printer": clears the print buffer and resets modes to their defaults. */
 export const ESC_AT = Buffer.from([0x1b, 0x40])
@@ -164,21 +180,26 @@ export function rasterBand(page: Bitmap, from: number, to: number): Buffer {
  * ESC/POS raster job: `ESC @`, then each page as `GS v 0` bands of at most RASTER_BAND_ROWS rows followed
  * by `GS V 66 0` (feed and cut). ESC/POS has no copy count, so `copies` repeats the page sequence.
  */
-export function encodeEscposRaster(pages: readonly Bitmap[], options: RasterOptions): Buffer {
-  const parts: Buffer[] = [ESC_AT]
-  for (const { page, quantity } of collatedPrints(pages, options.copies)) {
+export const escposRaster: RasterEncoding = {
+  prologue: ESC_AT,
+  page(page, quantity) {
     checkBitmap(page)
     const bands: Buffer[] = []
     for (let from = 0; from < page.height; from += RASTER_BAND_ROWS)
       bands.push(rasterBand(page, from, Math.min(page.height, from + RASTER_BAND_ROWS)))
+    const parts: Buffer[] = []
     for (let copy = 0; copy < quantity; copy++) parts.push(...bands, FEED_AND_CUT)
-  }
-  return Buffer.concat(parts)
+    return Buffer.concat(parts)
+  },
+}
+
+export function encodeEscposRaster(pages: readonly Bitmap[], options: RasterOptions): Buffer {
+  return encodeRasterJob(escposRaster, pages, options)
 }
 
 export const escposDriver: LanguageDriver = {
   language: 'escpos',
   mediaDefaults: RECEIPT_DEFAULTS,
   readStatus: readEscposStatus,
-  encodeRaster: encodeEscposRaster,
+  raster: escposRaster,
 }

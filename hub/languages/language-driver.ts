@@ -2,7 +2,7 @@ import type { RawLanguage } from '../../protocol/enums.ts'
 import type { Transport } from '../transports/transport.ts'
 import type { StatusReason } from './health-state.ts'
 import type { MediaDefaults } from './media-defaults.ts'
-import type { RasterEncoder } from './raster-job.ts'
+import type { RasterEncoding } from './raster-job.ts'
 
 /**
  * Asks a printer for its status over an open transport; null when it does not answer. Rejects only with
@@ -21,5 +21,5 @@ export interface LanguageDriver {
   readonly mediaDefaults: MediaDefaults
   readonly readStatus: StatusReader
   /** Prints 1-bit page bitmaps (the hub's rendering of a PDF) in this language. */
-  readonly encodeRaster: RasterEncoder
+  readonly raster: RasterEncoding
 }

@@ -8,8 +8,29 @@ export interface RasterOptions {
   dpi: number
 }
 
-/** Turns the pages of one job into the bytes of one printer language. */
-export type RasterEncoder = (pages: readonly Bitmap[], options: RasterOptions) => Buffer
+/**
+ * How one printer language prints 1-bit pages, a page at a time, so that a document's pages can stream to
+ * the printer as they are rendered.
+ */
+export interface RasterEncoding {
+  /** Bytes sent once before the first page (ESC/POS `ESC @`); empty when the language needs none. */
+  readonly prologue: Buffer
+  /** One page, printed `quantity` times in a row. */
+  page(page: Bitmap, quantity: number, options: RasterOptions): Buffer
+}
+
+/** The whole job at once: the prologue, then the pages in collated order (collatedPrints). */
+export function encodeRasterJob(
+  encoding: RasterEncoding,
+  pages: readonly Bitmap[],
+  options: RasterOptions,
+): Buffer {
+  const prints = collatedPrints(pages, options.copies)
+  return Buffer.concat([
+    encoding.prologue,
+    ...prints.map(({ page, quantity }) => encoding.page(page, quantity, options)),
+  ])
+}
 
 /** One page to print `quantity` times in a row. */
 export interface PagePrint {

@@ -3,7 +3,7 @@ import { type Bitmap, bytesPerRow, checkBitmap } from './bitmap.ts'
 import { reasonsFromBits, type StatusReason } from './health-state.ts'
 import type { LanguageDriver } from './language-driver.ts'
 import { LABEL_DEFAULTS } from './media-defaults.ts'
-import { collatedPrints, type RasterOptions } from './raster-job.ts'
+import { encodeRasterJob, type RasterEncoding, type RasterOptions } from './raster-job.ts'
 
 /**
  * TSPL status: `ESC ! ?` (0x1B 0x21 0x3F), TSC "TSPL/TSPL2 Programming Language" manual, status polling
@@ -62,25 +62,28 @@ export function tsplBitmap(page: Bitmap): Buffer {
  * `GAP m mm,0 mm` (gap between labels, no offset), `CLS` (clear the image buffer), the page as BITMAP at
  * 0,0, and `PRINT m,n`: m sets of the label, n copies of each set; `PRINT 1,n` prints it n times.
  */
-export function encodeTsplRaster(pages: readonly Bitmap[], options: RasterOptions): Buffer {
-  const line = (text: string) => Buffer.from(`${text}\r\n`, 'latin1')
-  const parts: Buffer[] = []
-  for (const { page, quantity } of collatedPrints(pages, options.copies)) {
+export const tsplRaster: RasterEncoding = {
+  prologue: Buffer.alloc(0),
+  page(page, quantity, options) {
     checkBitmap(page)
-    parts.push(
+    const line = (text: string) => Buffer.from(`${text}\r\n`, 'latin1')
+    return Buffer.concat([
       line(`SIZE ${millimetres(page.width, options.dpi)} mm,${millimetres(page.height, options.dpi)} mm`),
       line(`GAP ${TSPL_LABEL_GAP_MM} mm,0 mm`),
       line('CLS'),
       tsplBitmap(page),
       line(`PRINT 1,${quantity}`),
-    )
-  }
-  return Buffer.concat(parts)
+    ])
+  },
+}
+
+export function encodeTsplRaster(pages: readonly Bitmap[], options: RasterOptions): Buffer {
+  return encodeRasterJob(tsplRaster, pages, options)
 }
 
 export const tsplDriver: LanguageDriver = {
   language: 'tspl',
   mediaDefaults: LABEL_DEFAULTS,
   readStatus: readTsplStatus,
-  encodeRaster: encodeTsplRaster,
+  raster: tsplRaster,
 }

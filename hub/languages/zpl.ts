@@ -5,7 +5,7 @@ import { crc16Xmodem } from './crc16-xmodem.ts'
 import { type StatusReason, uniqueReasons } from './health-state.ts'
 import type { LanguageDriver } from './language-driver.ts'
 import { LABEL_DEFAULTS } from './media-defaults.ts'
-import { collatedPrints, type RasterOptions } from './raster-job.ts'
+import { encodeRasterJob, type RasterEncoding, type RasterOptions } from './raster-job.ts'
 
 /**
  * ZPL status, from the Zebra "ZPL II Programming Guide":
@@ -169,10 +169,11 @@ export function zplGraphicField(page: Bitmap): string {
  * ZPL raster job: per label `^XA`, `^PW` (print width) and `^LL` (label length) in dots, the page as one
  * graphic field at `^FO0,0` ended by `^FS`, `^PQ` (print quantity) and `^XZ` (ZPL II Programming Guide).
  */
-export function encodeZplRaster(pages: readonly Bitmap[], options: RasterOptions): Buffer {
-  const labels = collatedPrints(pages, options.copies).map(({ page, quantity }) => {
+export const zplRaster: RasterEncoding = {
+  prologue: Buffer.alloc(0),
+  page(page, quantity) {
     checkBitmap(page)
-    return [
+    const label = [
       '^XA',
       `^PW${page.width}`,
       `^LL${page.height}`,
@@ -180,14 +181,18 @@ export function encodeZplRaster(pages: readonly Bitmap[], options: RasterOptions
       `^PQ${quantity}`,
       '^XZ',
       '',
-    ].join('\n')
-  })
-  return Buffer.from(labels.join(''), 'latin1')
+    ]
+    return Buffer.from(label.join('\n'), 'latin1')
+  },
+}
+
+export function encodeZplRaster(pages: readonly Bitmap[], options: RasterOptions): Buffer {
+  return encodeRasterJob(zplRaster, pages, options)
 }
 
 export const zplDriver: LanguageDriver = {
   language: 'zpl',
   mediaDefaults: LABEL_DEFAULTS,
   readStatus: readZplStatus,
-  encodeRaster: encodeZplRaster,
+  raster: zplRaster,
 }

@@ -25,4 +25,6 @@ export interface PrinterSpec {
   language: RawLanguage
   transport: TransportSpec
   capabilities: PrinterCapabilities
+  /** Dots its head prints across (docs/pdf-printing.md, "Printable width"). */
+  headDots: number
 }

@@ -1,7 +1,12 @@
 import { isIP } from 'node:net'
 import { posix } from 'node:path'
 import { RAW_LANGUAGES, type RawLanguage } from '../../protocol/enums.ts'
-import { capabilitiesFor, type MediaOptions, mediaDefaultsFor } from '../languages/capabilities.ts'
+import {
+  capabilitiesFor,
+  headDotsFor,
+  type MediaOptions,
+  mediaDefaultsFor,
+} from '../languages/capabilities.ts'
 import { transportUri, usbIdHex } from '../transports/transport-uri.ts'
 import type { PrinterSpec, TransportSpec } from './printer-spec.ts'
 import { languageOfUsbVendor } from './usb-vendors.ts'
@@ -13,7 +18,8 @@ import { languageOfUsbVendor } from './usb-vendors.ts'
  *   usblp:/dev/usb/lp0                        the Linux usblp character device
  *   usb://VID:PID[/SERIAL]                    libusb, e.g. usb://04b8:0202/X5E1234567
  * each with `language=escpos|zpl|tspl|cpcl` (required for socket and serial), `name=`, `dpi=`,
- * `width_mm=` (widest media) and `height_mm=` (longest label).
+ * `width_mm=` (widest media: a receipt printer's paper), `height_mm=` (longest label) and `head_dots=` (dots
+ * the head prints across, when not the usual for the paper: docs/pdf-printing.md).
  */
 export class PrinterUriError extends Error {
   constructor(
@@ -41,7 +47,7 @@ export interface PrinterUri extends MediaOptions {
   name: string | null
 }
 
-const MEDIA_OPTIONS = ['language', 'name', 'dpi', 'width_mm', 'height_mm']
+const MEDIA_OPTIONS = ['language', 'name', 'dpi', 'width_mm', 'height_mm', 'head_dots']
 const SERIAL_OPTIONS = ['baud', 'parity', 'data_bits', 'stop_bits', 'flow']
 const LANGUAGE_NAMES: Record<RawLanguage, string> = {
   escpos: 'ESC/POS',
@@ -77,6 +83,7 @@ export function printerSpecOf(parsed: PrinterUri, language: RawLanguage): Printe
     language,
     transport: parsed.transport,
     capabilities: capabilitiesFor(language, parsed),
+    headDots: headDotsFor(language, parsed),
   }
 }
 
@@ -126,6 +133,7 @@ export function readPrinterUri(uri: string): PrinterUri {
     dpi: number(options.get('dpi'), 'dpi', { min: 72, max: 2400, integer: true }, fail),
     widthMm: number(options.get('width_mm'), 'width_mm', { min: 1, max: 1000 }, fail),
     heightMm: number(options.get('height_mm'), 'height_mm', { min: 1, max: 10_000 }, fail),
+    headDots: number(options.get('head_dots'), 'head_dots', { min: 8, max: 20_000, integer: true }, fail),
   }
 }
 
@@ -255,5 +263,12 @@ export function printerUriOf(spec: PrinterSpec): string {
   if (caps.media_width_mm.max !== defaults.width.max) query.set('width_mm', String(caps.media_width_mm.max))
   const height = caps.media_height_mm
   if (height && height.max !== defaults.height?.max) query.set('height_mm', String(height.max))
+  const media = {
+    dpi: dpi ?? null,
+    widthMm: caps.media_width_mm.max,
+    heightMm: height?.max ?? null,
+    headDots: null,
+  }
+  if (spec.headDots !== headDotsFor(spec.language, media)) query.set('head_dots', String(spec.headDots))
   return `${transportUri(t)}?${query.toString().replaceAll('+', '%20')}`
 }

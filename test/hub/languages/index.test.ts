@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest'
 import { driverFor, LANGUAGE_DRIVERS } from '../../../hub/languages/index.ts'
+import { encodeRasterJob } from '../../../hub/languages/raster-job.ts'
 import { RAW_LANGUAGES } from '../../../protocol/enums.ts'
 import { patternBitmap } from './test-bitmaps.ts'
 
@@ -9,9 +10,16 @@ describe('language registry', () => {
     for (const language of RAW_LANGUAGES) expect(driverFor(language).language).toBe(language)
   })
 
-  it.each(RAW_LANGUAGES)('%s: encodes a page, and refuses copies below 1', (language) => {
-    const { encodeRaster } = driverFor(language)
-    expect(encodeRaster([patternBitmap(20, 5)], { copies: 1, dpi: 203 }).length).toBeGreaterThan(15)
-    expect(() => encodeRaster([patternBitmap(20, 5)], { copies: 0, dpi: 203 })).toThrow(RangeError)
-  })
+  it.each(RAW_LANGUAGES)(
+    '%s: a job is its prologue and then each page, and copies below 1 are refused',
+    (language) => {
+      const { raster } = driverFor(language)
+      const [a, b] = [patternBitmap(20, 5), patternBitmap(16, 3)]
+      const options = { copies: 1, dpi: 203 }
+      expect(encodeRasterJob(raster, [a, b], options)).toEqual(
+        Buffer.concat([raster.prologue, raster.page(a, 1, options), raster.page(b, 1, options)]),
+      )
+      expect(() => encodeRasterJob(raster, [a], { copies: 0, dpi: 203 })).toThrow(RangeError)
+    },
+  )
 })

@@ -17,14 +17,17 @@ describe('parsePrinterUri', () => {
       languageSource: 'configured',
       transport: { kind: 'socket', host: '10.0.0.5', port: 9100 },
       capabilities: {
-        document_formats: ['raw'],
+        document_formats: ['raw', 'pdf'],
         raw_languages: ['zpl'],
         dpi: [203],
+        default_dpi: 203,
         media_width_mm: { min: 25, max: 104 },
         media_height_mm: { min: 10, max: 1000 },
+        default_media: { width_mm: 101.6, height_mm: 152.4 },
         color: false,
         duplex: false,
       },
+      headDots: 832,
     })
     expect(parsePrinterUri('serial:/dev/ttyUSB0?baud=19200&language=escpos')).toMatchObject({
       key: 'serial:/dev/ttyUSB0',
@@ -38,7 +41,13 @@ describe('parsePrinterUri', () => {
         parity: 'none',
         flowControl: 'none',
       },
-      capabilities: { dpi: [203], media_width_mm: { min: 58, max: 80 }, media_height_mm: null },
+      capabilities: {
+        dpi: [203],
+        media_width_mm: { min: 58, max: 80 },
+        media_height_mm: null,
+        default_media: { width_mm: 80, height_mm: null },
+      },
+      headDots: 576,
     })
     expect(parsePrinterUri('usblp:/dev/usb/lp0?language=escpos')).toMatchObject({
       key: 'usblp:/dev/usb/lp0',
@@ -47,6 +56,26 @@ describe('parsePrinterUri', () => {
     expect(parsePrinterUri('usb://04b8:0202?language=escpos')).toMatchObject({
       key: 'usb:04b8:0202',
       transport: { kind: 'usb', vendorId: 0x04b8, productId: 0x0202, serialNumber: null },
+    })
+  })
+
+  it('knows the head width: 576 dots on 80 mm paper, 384 on 58 mm, 832 for 4 in labels, or what head_dots= says', () => {
+    const headDots = (uri: string) => parsePrinterUri(uri).headDots
+    expect(headDots('socket://127.0.0.1?language=escpos')).toBe(576)
+    expect(headDots('socket://127.0.0.1?language=escpos&width_mm=58')).toBe(384)
+    expect(headDots('socket://127.0.0.1?language=zpl')).toBe(832)
+    expect(headDots('socket://127.0.0.1?language=tspl&dpi=300')).toBe(1232)
+    expect(headDots('socket://127.0.0.1?language=escpos&head_dots=512')).toBe(512)
+    expect(() => parsePrinterUri('socket://127.0.0.1?language=escpos&head_dots=0')).toThrow(/head_dots=0/)
+  })
+
+  it('states a label the URI gives as the default media, within what the printer takes', () => {
+    expect(
+      parsePrinterUri('socket://127.0.0.1?language=tspl&width_mm=60&height_mm=40').capabilities,
+    ).toMatchObject({
+      media_width_mm: { min: 25, max: 60 },
+      media_height_mm: { min: 10, max: 40 },
+      default_media: { width_mm: 60, height_mm: 40 },
     })
   })
 
@@ -154,6 +183,7 @@ describe('printerUriOf', () => {
     'serial:/dev/ttyUSB0?baud=19200&parity=odd&data_bits=7&stop_bits=2&flow=xonxoff&language=escpos',
     'usblp:/dev/usb/lp0?language=tspl',
     'usb://04b8:0202/X5E%2F0001?language=escpos&width_mm=58',
+    'socket://127.0.0.1:9100?language=escpos&width_mm=76&head_dots=512',
   ])('round-trips %s', (uri) => {
     const spec = parsePrinterUri(uri)
     expect(printerUriOf(spec)).toBe(uri)

@@ -10,6 +10,7 @@ import { PrinterWorker } from './jobs/printer-worker.ts'
 import { Spool } from './jobs/spool.ts'
 import type { PrinterSpec, TransportSpec } from './printers/printer-spec.ts'
 import { PrinterRegistry } from './printers/registry.ts'
+import { RenderWorker } from './render/render-worker.ts'
 import { MqttSession } from './session/mqtt-session.ts'
 import type { Transport } from './transports/transport.ts'
 
@@ -24,6 +25,8 @@ export interface AgentTimings {
   paperWaitTimeoutMs: number
   unreachableTimeoutMs: number
   recheckMs: number
+  /** Ghostscript's time to render one PDF (docs/pdf-printing.md). */
+  renderDeadlineMs: number
 }
 
 export const DEFAULT_TIMINGS: AgentTimings = {
@@ -32,6 +35,7 @@ export const DEFAULT_TIMINGS: AgentTimings = {
   paperWaitTimeoutMs: 10 * 60_000,
   unreachableTimeoutMs: 5 * 60_000,
   recheckMs: 5_000,
+  renderDeadlineMs: 60_000,
 }
 
 export interface AgentOptions {
@@ -59,6 +63,7 @@ export class HubAgent {
   readonly #session: MqttSession
   readonly #workers = new Map<string, PrinterWorker>()
   readonly #cloud: CloudClient
+  readonly #renderer: RenderWorker
   #poller: NodeJS.Timeout | undefined
   #housekeeping: NodeJS.Timeout | undefined
   #flushing: Promise<void> | undefined
@@ -71,6 +76,8 @@ export class HubAgent {
     const { identity, logger } = options
     this.#spool = new Spool(path.join(options.dataDir, 'spool.sqlite'))
     this.#cloud = new CloudClient(identity.cloud_url, identity.credential)
+    // Its process starts with the first PDF: a hub that prints RAW only never runs Ghostscript.
+    this.#renderer = new RenderWorker({ logger: logger.child({ name: 'render' }) })
     this.#registry = new PrinterRegistry(options.printers, {
       createTransport: options.createTransport,
       describe: options.describe,
@@ -119,6 +126,8 @@ export class HubAgent {
           unreachableTimeoutMs: this.#t.unreachableTimeoutMs,
           recheckMs: this.#t.recheckMs,
           statusTimeoutMs: this.#t.statusTimeoutMs,
+          renderer: this.#renderer,
+          renderDeadlineMs: this.#t.renderDeadlineMs,
           flush: () => this.flush(),
         }),
       )
@@ -151,6 +160,7 @@ export class HubAgent {
     clearTimeout(this.#poller)
     clearInterval(this.#housekeeping)
     await Promise.all([...this.#workers.values()].map((w) => w.stop()))
+    await this.#renderer.stop()
     await this.flush()
     await this.#session.stop()
     this.#spool.close()

@@ -30,6 +30,7 @@ function timingsFromEnv(env: NodeJS.ProcessEnv): Partial<AgentTimings> {
     paperWaitTimeoutMs: 'HUB_PAPER_WAIT_TIMEOUT_MS',
     unreachableTimeoutMs: 'HUB_UNREACHABLE_TIMEOUT_MS',
     recheckMs: 'HUB_RECHECK_MS',
+    renderDeadlineMs: 'HUB_RENDER_DEADLINE_MS',
   }
   const timings: Partial<AgentTimings> = {}
   for (const [key, name] of Object.entries(names) as [keyof AgentTimings, string][]) {

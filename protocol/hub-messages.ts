@@ -82,6 +82,7 @@ export const FAILURE_REASONS = [
   'document_download_failed',
   'checksum_mismatch',
   'unsupported_document',
+  'render_failed',
   'interrupted',
   'expired',
   'cancelled_by_hub',

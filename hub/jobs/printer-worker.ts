@@ -1,13 +1,19 @@
-import { open } from 'node:fs/promises'
 import type { Logger } from 'pino'
 import type { FailureReason } from '../../protocol/hub-messages.ts'
 import type { WaitingReason } from '../../protocol/print-job.ts'
 import { type HealthState, isBlocking } from '../../protocol/printer-health.ts'
 import { CloudError } from '../cloud/cloud-client.ts'
+import { driverFor } from '../languages/index.ts'
 import { readHealth } from '../languages/read-health.ts'
+import type { PrinterSpec } from '../printers/printer-spec.ts'
 import type { PrinterRegistry } from '../printers/registry.ts'
+import { planMedia } from '../render/media-plan.ts'
+import { RenderError } from '../render/render-error.ts'
+import type { RenderWorker } from '../render/render-worker.ts'
 import type { Transport } from '../transports/transport.ts'
+import { PrinterWriteError, printPdf } from './print-pdf.ts'
 import type { Spool, SpooledJob } from './spool.ts'
+import { streamFile } from './stream-file.ts'
 import { Waiter } from './wait.ts'
 
 export interface WorkerOptions {
@@ -22,6 +28,10 @@ export interface WorkerOptions {
   /** How often a waiting job looks again. */
   recheckMs: number
   statusTimeoutMs: number
+  /** Renders PDFs (shared by every printer of the hub). */
+  renderer: RenderWorker
+  /** Ghostscript's time for one document (docs/pdf-printing.md). */
+  renderDeadlineMs: number
   /** Something was written to the outbox: send it. */
   flush(): void
 }
@@ -30,15 +40,16 @@ const WAIT_REASON: Partial<Record<HealthState, FailureReason>> = {
   paper_out: 'printer_paper_out',
   cover_open: 'printer_cover_open',
 }
-const CHUNK = 64 * 1024
 /** The longest a Retry-After from the cloud holds a download back (one default quota window). */
 const MAX_RETRY_AFTER_MS = 60_000
 
 /**
  * Prints one printer's jobs, one at a time, in creation order (DESIGN: never lose, never double). Each job:
  * check its deadline, download and verify the document, wait for a printer that can print, mark it
- * `printing` durably, write its bytes `copies` times, mark it `printed`. Once `printing` is recorded, any
- * failure is `interrupted`: the bytes may have reached paper, so the job is never sent again.
+ * `printing` durably, write its bytes (a RAW payload `copies` times; a PDF rendered page by page, see
+ * print-pdf.ts), mark it `printed`. Once `printing` is recorded, a failure of the printer is `interrupted`:
+ * the bytes may have reached paper, so the job is never sent again. A PDF that cannot be rendered fails with
+ * `render_failed`, before or after pages were printed.
  */
 export class PrinterWorker {
   readonly #key: string
@@ -137,35 +148,89 @@ export class PrinterWorker {
     const { offer } = job
     if (Date.parse(offer.expires_at) <= Date.now())
       return this.#fail(job, 'expired', 'not started before its deadline')
-    if (offer.document.format !== 'raw')
-      return this.#fail(job, 'unsupported_document', 'this hub prints RAW only')
+    const spec = this.#o.registry.spec(this.#key)
+    if (offer.document.format === 'pdf' && spec && !spec.capabilities.document_formats.includes('pdf'))
+      return this.#fail(job, 'unsupported_document', 'this printer does not print PDFs')
     const file = await this.#download(job)
     if (!file || !this.#stillQueued(job)) return
     const transport = await this.#readyPrinter(job)
     if (!transport) return
     try {
-      if (!this.#o.spool.startPrinting(job.print_job_id)) return
-      this.#o.flush()
-      this.#o.logger.info({ ...this.#jobKeys(job), status: 'printing' }, 'print job printing')
-      try {
-        for (let copy = 0; copy < offer.options.copies; copy++) await writeFile(transport, file)
-      } catch (error) {
-        if (this.#o.spool.fail(job.print_job_id, 'printing', 'interrupted', (error as Error).message)) {
-          this.#o.logger.warn(
-            { ...this.#jobKeys(job), status: 'failed', failure_reason: 'interrupted', err: error },
-            'print job failed',
-          )
-          this.#o.flush()
-        }
-        return
-      }
-      if (this.#o.spool.finish(job.print_job_id)) {
-        this.#o.logger.info({ ...this.#jobKeys(job), status: 'printed' }, 'print job printed')
-        this.#o.flush()
-      }
+      if (offer.document.format === 'pdf' && spec) await this.#printPdf(job, spec, file, transport)
+      else await this.#printRaw(job, file, transport)
     } finally {
       await transport.close()
     }
+  }
+
+  /** Records `printing` (false when the job is no longer queued: cancelled in the meantime). */
+  #start(job: SpooledJob): boolean {
+    if (!this.#o.spool.startPrinting(job.print_job_id)) return false
+    this.#o.flush()
+    this.#o.logger.info({ ...this.#jobKeys(job), status: 'printing' }, 'print job printing')
+    return true
+  }
+
+  #finish(job: SpooledJob): void {
+    if (this.#o.spool.finish(job.print_job_id)) {
+      this.#o.logger.info({ ...this.#jobKeys(job), status: 'printed' }, 'print job printed')
+      this.#o.flush()
+    }
+  }
+
+  /** The job ends `failed` from `printing`: the printer stopped taking bytes, or the PDF stopped rendering. */
+  #failPrinting(
+    job: SpooledJob,
+    reason: 'interrupted' | 'render_failed',
+    error: unknown,
+    detail: string,
+  ): void {
+    if (this.#o.spool.fail(job.print_job_id, 'printing', reason, detail)) {
+      this.#o.logger.warn(
+        { ...this.#jobKeys(job), status: 'failed', failure_reason: reason, err: error },
+        'print job failed',
+      )
+      this.#o.flush()
+    }
+  }
+
+  async #printRaw(job: SpooledJob, file: string, transport: Transport): Promise<void> {
+    if (!this.#start(job)) return
+    try {
+      for (let copy = 0; copy < job.offer.options.copies; copy++)
+        await streamFile(file, (chunk) => transport.write(chunk))
+    } catch (error) {
+      return this.#failPrinting(job, 'interrupted', error, (error as Error).message)
+    }
+    this.#finish(job)
+  }
+
+  async #printPdf(job: SpooledJob, spec: PrinterSpec, file: string, transport: Transport): Promise<void> {
+    let started = false
+    let pages: number | null
+    try {
+      pages = await printPdf({
+        file,
+        plan: planMedia(job.offer.options, spec),
+        encoding: driverFor(spec.language).raster,
+        copies: job.offer.options.copies,
+        renderer: this.#o.renderer,
+        deadlineMs: this.#o.renderDeadlineMs,
+        start: () => {
+          started = this.#start(job)
+          return started
+        },
+        write: (bytes) => transport.write(bytes),
+      })
+    } catch (error) {
+      if (error instanceof PrinterWriteError)
+        return this.#failPrinting(job, 'interrupted', error.cause, error.message)
+      if (!(error instanceof RenderError)) throw error
+      const detail = `${error.reason}: ${error.message}`
+      if (started) return this.#failPrinting(job, 'render_failed', error, detail)
+      return this.#fail(job, 'render_failed', detail)
+    }
+    if (pages !== null) this.#finish(job)
   }
 
   /**
@@ -256,20 +321,5 @@ export class PrinterWorker {
       await this.#waiter.sleep(recheckMs)
       if (!this.#stillQueued(job)) return null
     }
-  }
-}
-
-/** Streams a file to the printer in chunks: a 50 MB document never sits whole in memory. */
-async function writeFile(transport: Transport, file: string): Promise<void> {
-  const handle = await open(file, 'r')
-  try {
-    const buffer = Buffer.alloc(CHUNK)
-    for (;;) {
-      const { bytesRead } = await handle.read(buffer, 0, CHUNK, null)
-      if (bytesRead === 0) return
-      await transport.write(Buffer.from(buffer.subarray(0, bytesRead)))
-    }
-  } finally {
-    await handle.close()
   }
 }

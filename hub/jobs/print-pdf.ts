@@ -19,7 +19,7 @@ export interface PdfPrint {
   plan: MediaPlan
   encoding: RasterEncoding
   copies: number
-  renderer: RenderWorker
+  renderer: Pick<RenderWorker, 'render'>
   deadlineMs: number
   /** Called once, right before the first byte goes to the printer; false: do not print (cancelled). */
   start(): boolean

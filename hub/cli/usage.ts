@@ -10,7 +10,8 @@ const PRINTER_URIS = `printer URIs (CUPS device-URI style; every form takes the 
   usblp:/dev/usb/lp0               the Linux usblp character device
   usb://VID:PID[/SERIAL]           libusb, four hex digits each, e.g. usb://04b8:0202
   options: language=escpos|zpl|tspl|cpcl (required for socket and serial; usb and usblp guess it from the
-           device), name=, dpi=72..2400, width_mm= (widest media), height_mm= (longest label)
+           device), name=, dpi=72..2400, width_mm= (widest media), height_mm= (longest label),
+           head_dots= (dots the head prints across: 576 on 80 mm paper, 384 on 58 mm, 832 for labels)
   e.g. 'socket://10.0.0.5:9100?language=zpl&dpi=203&width_mm=104&name=Labels'
   USB printers (/dev/usb/lp* and printer-class devices) are found without a flag.`
 
@@ -22,7 +23,8 @@ const ENVIRONMENT = `environment:
   HUB_STATUS_TIMEOUT_MS            how long a status query waits for an answer (2000)
   HUB_PAPER_WAIT_TIMEOUT_MS        how long a job waits for paper or a closed cover before failing (600000)
   HUB_UNREACHABLE_TIMEOUT_MS       how long a job waits for an unreachable printer or cloud (300000)
-  HUB_RECHECK_MS                   how often a waiting job looks at its printer again (5000)`
+  HUB_RECHECK_MS                   how often a waiting job looks at its printer again (5000)
+  HUB_RENDER_DEADLINE_MS           Ghostscript's time to render one PDF before the job fails (60000)`
 
 export const RUN_HELP = `usage: hub run --cloud URL --data DIR [--enroll TOKEN] [--printer URI]...
 

@@ -183,6 +183,12 @@ export const PrintJob = Type.Object(
     started_at: Nullable(DateTime),
     completed_at: Nullable(DateTime),
     failure_reason: Nullable(Type.String()),
+    failure_detail: Type.Union([Type.String({ maxLength: 500 }), Type.Null()], {
+      description:
+        'Additive: what the hub said about a failure, in words (e.g. why a PDF could not be rendered, or the ' +
+        "printer's own reason); null when the job has not failed or nothing was said. For people, not for code: " +
+        'branch on failure_reason.',
+    }),
     waiting_reason: Type.Union([WaitingReason, Type.Null()], {
       description:
         'Additive: why a pending or reserved job is not printing yet, as its hub reported it; null otherwise.',

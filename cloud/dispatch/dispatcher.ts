@@ -267,7 +267,7 @@ export class Dispatcher {
       job.print_job_id,
       report.status,
       report.at,
-      report.failure_reason,
+      { reason: report.failure_reason, detail: report.detail },
       (report.status === 'cancelled' && this.#cancelLogs.get(job.print_job_id)) || logger,
     )
     if (applied) this.#settled.changed(job.print_job_id)

@@ -119,7 +119,7 @@ export class JobLifecycle {
     printJobId: string,
     status: 'printing' | 'printed' | 'failed' | 'cancelled',
     at: string,
-    failureReason?: string,
+    failure: { reason?: string; detail?: string } = {},
     log = this.#log,
   ): boolean {
     switch (status) {
@@ -131,7 +131,12 @@ export class JobLifecycle {
         return this.apply(
           printJobId,
           'fail',
-          { reserved_at: at, completed_at: at, failure_reason: failureReason ?? 'printer_error' },
+          {
+            reserved_at: at,
+            completed_at: at,
+            failure_reason: failure.reason ?? 'printer_error',
+            ...(failure.detail !== undefined && { failure_detail: failure.detail }),
+          },
           log,
         )
       case 'cancelled':

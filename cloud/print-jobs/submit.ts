@@ -98,6 +98,7 @@ export function createPrintJobSubmitter(
         started_at: null,
         completed_at: null,
         failure_reason: null,
+        failure_detail: null,
         waiting_reason: null,
       }
       let inserted: boolean

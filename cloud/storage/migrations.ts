@@ -199,4 +199,9 @@ export const MIGRATIONS: readonly Migration[] = [
     // A removed printer keeps its row (its jobs still name it) until its hub reports it again.
     sql: 'ALTER TABLE printers ADD COLUMN removed_at TEXT;',
   },
+  {
+    version: 10,
+    name: 'why a job failed, in words',
+    sql: 'ALTER TABLE print_jobs ADD COLUMN failure_detail TEXT;',
+  },
 ]

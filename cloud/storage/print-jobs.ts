@@ -23,6 +23,7 @@ export interface StatusChange {
   started_at?: string
   completed_at?: string
   failure_reason?: string
+  failure_detail?: string
   offered_at?: string
   cancel_requested_at?: string
   cancel_reason?: string
@@ -92,6 +93,7 @@ interface JobRow {
   started_at: string | null
   completed_at: string | null
   failure_reason: string | null
+  failure_detail: string | null
   waiting_reason: PrintJob['waiting_reason']
   mime_type: string
   format: PrintJob['document_format']
@@ -114,6 +116,7 @@ const toJob = (row: JobRow): PrintJob => {
     started_at: row.started_at,
     completed_at: row.completed_at,
     failure_reason: row.failure_reason,
+    failure_detail: row.failure_detail,
     waiting_reason: row.waiting_reason,
   }
 }
@@ -203,7 +206,9 @@ export function createPrintJobRepository(db: SqliteDatabase): PrintJobRepository
   const update = db.prepare(
     `UPDATE print_jobs SET status = @to, reserved_at = coalesce(reserved_at, @reserved_at),
        started_at = coalesce(started_at, @started_at), completed_at = coalesce(completed_at, @completed_at),
-       failure_reason = coalesce(failure_reason, @failure_reason), offered_at = coalesce(offered_at, @offered_at),
+       failure_reason = coalesce(failure_reason, @failure_reason),
+       failure_detail = CASE WHEN failure_reason IS NULL THEN @failure_detail ELSE failure_detail END,
+       offered_at = coalesce(offered_at, @offered_at),
        cancel_requested_at = coalesce(cancel_requested_at, @cancel_requested_at),
        cancel_reason = coalesce(cancel_reason, @cancel_reason),
        waiting_reason = CASE WHEN @to NOT IN ('pending', 'reserved') THEN NULL
@@ -227,6 +232,7 @@ export function createPrintJobRepository(db: SqliteDatabase): PrintJobRepository
         started_at: change.started_at ?? null,
         completed_at: change.completed_at ?? null,
         failure_reason: change.failure_reason ?? null,
+        failure_detail: change.failure_detail ?? null,
         offered_at: change.offered_at ?? null,
         cancel_requested_at: change.cancel_requested_at ?? null,
         cancel_reason: change.cancel_reason ?? null,

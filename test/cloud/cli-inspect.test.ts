@@ -144,6 +144,7 @@ describe('cloud CLI: listing, showing and removing', () => {
           started_at: null,
           completed_at: null,
           failure_reason: null,
+          failure_detail: null,
           waiting_reason: null,
         },
         1000,

@@ -151,6 +151,7 @@ describe('the dispatcher and the agent API, with an MQTT client standing in for 
       status: 'failed',
       at: at(6),
       failure_reason: 'interrupted',
+      detail: 'connection reset',
     })
     await publish('job-ack', { print_job_id: created.print_job_id, at: at(7) })
     await new Promise((r) => setTimeout(r, 100))
@@ -160,10 +161,11 @@ describe('the dispatcher and the agent API, with an MQTT client standing in for 
       started_at: at(3),
       completed_at: at(4),
       failure_reason: null,
+      failure_detail: null,
     })
   })
 
-  it('keeps the failure reason the hub reports', async () => {
+  it('keeps the failure reason the hub reports, and what it said about it', async () => {
     const created = await createJob()
     await publish('job-status', {
       print_job_id: created.print_job_id,
@@ -172,7 +174,24 @@ describe('the dispatcher and the agent API, with an MQTT client standing in for 
       failure_reason: 'printer_paper_out',
     })
     await until(() => job(created.print_job_id)?.status === 'failed')
-    expect(job(created.print_job_id)?.failure_reason).toBe('printer_paper_out')
+    expect(job(created.print_job_id)).toMatchObject({
+      failure_reason: 'printer_paper_out',
+      failure_detail: null,
+    })
+
+    const said = await createJob()
+    await publish('job-status', {
+      print_job_id: said.print_job_id,
+      status: 'failed',
+      at: new Date().toISOString(),
+      failure_reason: 'render_failed',
+      detail: 'ghostscript_error: Ghostscript failed (-100)',
+    })
+    await until(() => job(said.print_job_id)?.status === 'failed')
+    expect(job(said.print_job_id)).toMatchObject({
+      failure_reason: 'render_failed',
+      failure_detail: 'ghostscript_error: Ghostscript failed (-100)',
+    })
   })
 
   it('offers every pending and reserved job again when the hub reconnects', async () => {

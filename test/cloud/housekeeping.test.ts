@@ -115,6 +115,7 @@ describe('housekeeping (real SQLite file and blob directory)', () => {
         started_at: null,
         completed_at: null,
         failure_reason: null,
+        failure_detail: null,
         waiting_reason: null,
       },
       1000,

@@ -64,6 +64,7 @@ describe('print jobs', () => {
       started_at: null,
       completed_at: null,
       failure_reason: null,
+      failure_detail: null,
       waiting_reason: null,
     })
     const fetched = await get(`/api/v1/print-jobs/${job.print_job_id}`)

@@ -224,9 +224,14 @@ describe('PDF jobs, end to end through real processes', () => {
       simulator.clear()
       const job = await api.printPdf(printerIds.zpl, overlongPagePdf())
       const done = await api.waitForJob(job.print_job_id, ['printed', 'failed', 'cancelled'], JOB_TIMEOUT_MS)
-      expect({ status: done.status, failure_reason: done.failure_reason }).toEqual({
+      expect({
+        status: done.status,
+        failure_reason: done.failure_reason,
+        failure_detail: done.failure_detail,
+      }).toEqual({
         status: 'failed',
         failure_reason: 'render_failed',
+        failure_detail: expect.stringMatching(/^page_too_big: Page 1 is 799 × 16783 dots/),
       })
       expect((await settledBytes(simulator)).length, 'bytes sent for the failed job').toBe(0)
       expect(hub.process.exitCode).toBeNull()

@@ -38,7 +38,7 @@ interface OpenApiDocument {
 
 /** The spec's print job fields (Resources → Print job), each always present. */
 /** Why a job waits (issue 7.6), additive within v1. */
-const ADDITIVE_PRINT_JOB_FIELDS = ['waiting_reason']
+const ADDITIVE_PRINT_JOB_FIELDS = ['waiting_reason', 'failure_detail']
 const PRINT_JOB_FIELDS = [
   'print_job_id',
   'document_id',

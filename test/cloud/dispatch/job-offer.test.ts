@@ -36,6 +36,7 @@ function job(format: 'pdf' | 'raw'): DispatchableJob {
     started_at: null,
     completed_at: null,
     failure_reason: null,
+    failure_detail: null,
     waiting_reason: null,
     account_id: '00000000-0000-4000-8000-000000000004',
     agent_id: '00000000-0000-4000-8000-000000000005',

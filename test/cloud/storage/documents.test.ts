@@ -71,6 +71,7 @@ describe('document repository: quota and retention', () => {
     started_at: null,
     completed_at: null,
     failure_reason: null,
+    failure_detail: null,
     waiting_reason: null,
   })
   /** A job of the document, left in `status` (finished at `completedAt` when given). */

@@ -10,7 +10,7 @@ import { PrinterWorker } from './jobs/printer-worker.ts'
 import { Spool } from './jobs/spool.ts'
 import type { PrinterSpec, TransportSpec } from './printers/printer-spec.ts'
 import { PrinterRegistry } from './printers/registry.ts'
-import { RenderWorker } from './render/render-worker.ts'
+import { RenderPool } from './render/render-pool.ts'
 import { MqttSession } from './session/mqtt-session.ts'
 import type { Transport } from './transports/transport.ts'
 
@@ -48,7 +48,12 @@ export interface AgentOptions {
   describe(spec: PrinterSpec): string
   logger: Logger
   timings?: Partial<AgentTimings>
+  /** Render worker processes shared by the printers (HUB_RENDER_WORKERS); 2 by default. */
+  renderWorkers?: number
 }
+
+/** Two: one printer's slow PDF does not hold another's, and a Pi keeps its memory. */
+export const DEFAULT_RENDER_WORKERS = 2
 
 /**
  * The hub: its spool, its printers and one MQTT session, wired together. Offers go into the spool and are
@@ -63,7 +68,7 @@ export class HubAgent {
   readonly #session: MqttSession
   readonly #workers = new Map<string, PrinterWorker>()
   readonly #cloud: CloudClient
-  readonly #renderer: RenderWorker
+  readonly #renderer: RenderPool
   #poller: NodeJS.Timeout | undefined
   #housekeeping: NodeJS.Timeout | undefined
   #flushing: Promise<void> | undefined
@@ -76,8 +81,9 @@ export class HubAgent {
     const { identity, logger } = options
     this.#spool = new Spool(path.join(options.dataDir, 'spool.sqlite'))
     this.#cloud = new CloudClient(identity.cloud_url, identity.credential)
-    // Its process starts with the first PDF: a hub that prints RAW only never runs Ghostscript.
-    this.#renderer = new RenderWorker({ logger: logger.child({ name: 'render' }) })
+    this.#renderer = new RenderPool(options.renderWorkers ?? DEFAULT_RENDER_WORKERS, {
+      logger: logger.child({ name: 'render' }),
+    })
     this.#registry = new PrinterRegistry(options.printers, {
       createTransport: options.createTransport,
       describe: options.describe,

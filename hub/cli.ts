@@ -40,6 +40,15 @@ function timingsFromEnv(env: NodeJS.ProcessEnv): Partial<AgentTimings> {
   return timings
 }
 
+/** HUB_RENDER_WORKERS: render worker processes, 1 to 8. */
+function renderWorkersFromEnv(env: NodeJS.ProcessEnv): number | undefined {
+  const raw = env.HUB_RENDER_WORKERS
+  if (raw === undefined) return undefined
+  if (!/^[1-8]$/.test(raw))
+    throw new UsageError(`HUB_RENDER_WORKERS must be a whole number from 1 to 8 (got ${JSON.stringify(raw)})`)
+  return Number(raw)
+}
+
 function wholeMilliseconds(env: NodeJS.ProcessEnv, name: string): number | undefined {
   const raw = env[name]
   if (raw === undefined) return undefined
@@ -89,6 +98,7 @@ async function run(args: string[]): Promise<void> {
   if (!values.data) throw new UsageError('--data is required')
   const cloudUrl = parseCloudUrl(values.cloud)
   const timings = timingsFromEnv(process.env)
+  const renderWorkers = renderWorkersFromEnv(process.env)
   const retryMaxMs = wholeMilliseconds(process.env, 'HUB_CLOUD_RETRY_MAX_MS') ?? 30_000
   // Parsed here first so that a bad URI is a usage error before anything else happens.
   for (const uri of values.printer ?? []) parsePrinterUri(uri)
@@ -134,6 +144,7 @@ async function run(args: string[]): Promise<void> {
     describe: printerUriOf,
     logger,
     timings,
+    renderWorkers,
   })
   agent.start()
   logger.info(

@@ -2,7 +2,7 @@ import { open, rm } from 'node:fs/promises'
 import type { RasterEncoding, RasterOptions } from '../languages/raster-job.ts'
 import type { MediaPlan } from '../render/media-plan.ts'
 import { layOutPage } from '../render/page-layout.ts'
-import type { RenderWorker } from '../render/render-worker.ts'
+import type { Renderer } from '../render/render-worker.ts'
 import { streamFile } from './stream-file.ts'
 
 /** The printer did not take bytes: the job is `interrupted` (its bytes may have reached paper). */
@@ -19,7 +19,7 @@ export interface PdfPrint {
   plan: MediaPlan
   encoding: RasterEncoding
   copies: number
-  renderer: Pick<RenderWorker, 'render'>
+  renderer: Pick<Renderer, 'render'>
   deadlineMs: number
   /** Called once, right before the first byte goes to the printer; false: do not print (cancelled). */
   start(): boolean

@@ -9,7 +9,7 @@ import type { PrinterSpec } from '../printers/printer-spec.ts'
 import type { PrinterRegistry } from '../printers/registry.ts'
 import { planMedia } from '../render/media-plan.ts'
 import { RenderError } from '../render/render-error.ts'
-import type { RenderWorker } from '../render/render-worker.ts'
+import type { Renderer } from '../render/render-worker.ts'
 import type { Transport } from '../transports/transport.ts'
 import { PrinterWriteError, printPdf } from './print-pdf.ts'
 import type { Spool, SpooledJob } from './spool.ts'
@@ -29,7 +29,7 @@ export interface WorkerOptions {
   recheckMs: number
   statusTimeoutMs: number
   /** Renders PDFs (shared by every printer of the hub). */
-  renderer: RenderWorker
+  renderer: Renderer
   /** Ghostscript's time for one document (docs/pdf-printing.md). */
   renderDeadlineMs: number
   /** Something was written to the outbox: send it. */

@@ -44,6 +44,9 @@ export interface RenderWorkerOptions {
   pollIntervalMs?: number
 }
 
+/** What prints PDFs needs of a renderer: a RenderWorker, or a RenderPool of them. */
+export type Renderer = Pick<RenderWorker, 'render' | 'convert'>
+
 export interface RenderOptions {
   /** Dots per inch, both ways (MIN_DPI to MAX_DPI). */
   dpi: number

@@ -4,3 +4,4 @@ import { benchEndToEnd } from './e2e-latency.ts'
 /** `npm run bench`: every benchmark under test/bench, one after the other, each printing its figures. */
 await benchApiCreateJobs()
 await benchEndToEnd()
+await (await import('./pdf-render.ts')).benchPdfRender()

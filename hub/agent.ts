@@ -8,7 +8,8 @@ import { CloudClient } from './cloud/cloud-client.ts'
 import type { HubIdentity } from './cloud/identity.ts'
 import { PrinterWorker } from './jobs/printer-worker.ts'
 import { Spool } from './jobs/spool.ts'
-import type { PrinterSpec, TransportSpec } from './printers/printer-spec.ts'
+import type { AnyPrinterSpec } from './printers/ipp-printer-uri.ts'
+import type { TransportSpec } from './printers/printer-spec.ts'
 import { PrinterRegistry } from './printers/registry.ts'
 import { RenderPool } from './render/render-pool.ts'
 import { MqttSession } from './session/mqtt-session.ts'
@@ -43,9 +44,9 @@ export interface AgentOptions {
   mqttUrl: string
   keepaliveSeconds: number
   dataDir: string
-  printers: PrinterSpec[]
+  printers: AnyPrinterSpec[]
   createTransport(spec: TransportSpec): Transport
-  describe(spec: PrinterSpec): string
+  describe(spec: AnyPrinterSpec): string
   logger: Logger
   timings?: Partial<AgentTimings>
   /** Render worker processes shared by the printers (HUB_RENDER_WORKERS); 2 by default. */

@@ -9,7 +9,13 @@ import { type HubIdentity, readIdentity, writeIdentity } from './cloud/identity.
 import { untilCloudAnswers, type WaitForCloudOptions } from './cloud/wait-for-cloud.ts'
 import { discoverPrinters } from './discovery/index.ts'
 import { createHubLogger } from './logging.ts'
-import type { PrinterSpec } from './printers/printer-spec.ts'
+import {
+  type AnyPrinterSpec,
+  ippPrinterUriOf,
+  isIppPrinter,
+  isIppUri,
+  parseIppPrinterUri,
+} from './printers/ipp-printer-uri.ts'
 import { PrinterUriError, parsePrinterUri, printerUriOf } from './printers/printer-uri.ts'
 import { Backoff } from './session/backoff.ts'
 import { createTransport } from './transports/open-transport.ts'
@@ -101,7 +107,10 @@ async function run(args: string[]): Promise<void> {
   const renderWorkers = renderWorkersFromEnv(process.env)
   const retryMaxMs = wholeMilliseconds(process.env, 'HUB_CLOUD_RETRY_MAX_MS') ?? 30_000
   // Parsed here first so that a bad URI is a usage error before anything else happens.
-  for (const uri of values.printer ?? []) parsePrinterUri(uri)
+  const configured = values.printer ?? []
+  const ippPrinters = configured.filter(isIppUri).map(parseIppPrinterUri)
+  const rasterUris = configured.filter((uri) => !isIppUri(uri))
+  for (const uri of rasterUris) parsePrinterUri(uri)
   mkdirSync(values.data, { recursive: true, mode: 0o700 })
   const logger = createHubLogger(process.env)
 
@@ -133,7 +142,7 @@ async function run(args: string[]): Promise<void> {
   const client = new CloudClient(cloudUrl, identity.credential)
   const connection = await untilCloudAnswers('connection', () => client.connection(), wait)
   // Configured printers, plus USB and usblp printers found without a flag (one entry per device).
-  const printers: PrinterSpec[] = await discoverPrinters({ configured: values.printer ?? [] })
+  const printers: AnyPrinterSpec[] = [...(await discoverPrinters({ configured: rasterUris })), ...ippPrinters]
   agent = new HubAgent({
     identity,
     mqttUrl: connection.mqtt_url,
@@ -141,7 +150,7 @@ async function run(args: string[]): Promise<void> {
     dataDir: values.data,
     printers,
     createTransport: (spec) => createTransport(spec),
-    describe: printerUriOf,
+    describe: (spec) => (isIppPrinter(spec) ? ippPrinterUriOf(spec) : printerUriOf(spec)),
     logger,
     timings,
     renderWorkers,
@@ -153,7 +162,11 @@ async function run(args: string[]): Promise<void> {
       cloud: cloudUrl,
       mqtt: connection.mqtt_url,
       data_dir: values.data,
-      printers: printers.map((p) => ({ key: p.key, name: p.name, language: p.language })),
+      printers: printers.map((p) => ({
+        key: p.key,
+        name: p.name,
+        language: isIppPrinter(p) ? 'ipp' : p.language,
+      })),
     },
     'hub ready',
   )

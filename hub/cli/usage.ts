@@ -9,6 +9,8 @@ const PRINTER_URIS = `printer URIs (CUPS device-URI style; every form takes the 
                                    data_bits=5..8 (8), stop_bits=1|1.5|2 (1), flow=none|rtscts|xonxoff
   usblp:/dev/usb/lp0               the Linux usblp character device
   usb://VID:PID[/SERIAL]           libusb, four hex digits each, e.g. usb://04b8:0202
+  ipp://HOST[:631]/PATH, ipps://…  an office printer by IPP (PDFs only); options name= and ca_file= (a PEM
+                                   certificate an ipps:// printer's own must chain to) only
   options: language=escpos|zpl|tspl|cpcl (required for socket and serial; usb and usblp guess it from the
            device), name=, dpi=72..2400, width_mm= (widest media), height_mm= (longest label),
            head_dots= (dots the head prints across: 576 on 80 mm paper, 384 on 58 mm, 832 for labels)

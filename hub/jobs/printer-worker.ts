@@ -1,16 +1,19 @@
 import type { Logger } from 'pino'
 import type { FailureReason } from '../../protocol/hub-messages.ts'
 import type { WaitingReason } from '../../protocol/print-job.ts'
-import { type HealthState, isBlocking } from '../../protocol/printer-health.ts'
+import { type HealthState, isBlocking, type PrinterHealth } from '../../protocol/printer-health.ts'
 import { CloudError } from '../cloud/cloud-client.ts'
+import type { IppPrinterDescription } from '../ipp/ipp-printer.ts'
 import { driverFor } from '../languages/index.ts'
 import { readHealth } from '../languages/read-health.ts'
+import { type IppPrinterSpec, isIppPrinter } from '../printers/ipp-printer-uri.ts'
 import type { PrinterSpec } from '../printers/printer-spec.ts'
 import type { PrinterRegistry } from '../printers/registry.ts'
 import { planMedia } from '../render/media-plan.ts'
 import { RenderError } from '../render/render-error.ts'
 import type { Renderer } from '../render/render-worker.ts'
 import type { Transport } from '../transports/transport.ts'
+import { printIpp } from './print-ipp.ts'
 import { PrinterWriteError, printPdf } from './print-pdf.ts'
 import type { Spool, SpooledJob } from './spool.ts'
 import { streamFile } from './stream-file.ts'
@@ -34,6 +37,14 @@ export interface WorkerOptions {
   renderDeadlineMs: number
   /** Something was written to the outbox: send it. */
   flush(): void
+}
+
+/** A look at the printer: its health, and what printing needs of it when it can print. */
+interface Probe<T> {
+  health: PrinterHealth
+  ready: T | null
+  /** Lets go of what the look opened when the job does not go ahead with it. */
+  release(): Promise<void>
 }
 
 const WAIT_REASON: Partial<Record<HealthState, FailureReason>> = {
@@ -149,14 +160,25 @@ export class PrinterWorker {
     if (Date.parse(offer.expires_at) <= Date.now())
       return this.#fail(job, 'expired', 'not started before its deadline')
     const spec = this.#o.registry.spec(this.#key)
-    if (offer.document.format === 'pdf' && spec && !spec.capabilities.document_formats.includes('pdf'))
-      return this.#fail(job, 'unsupported_document', 'this printer does not print PDFs')
+    if (!spec) return this.#fail(job, 'printer_unreachable', `this hub has no printer ${this.#key}`)
+    const pdf = offer.document.format === 'pdf'
+    if (pdf ? !spec.capabilities.document_formats.includes('pdf') : isIppPrinter(spec))
+      return this.#fail(
+        job,
+        'unsupported_document',
+        `this printer does not print ${pdf ? 'PDFs' : 'RAW payloads'}`,
+      )
     const file = await this.#download(job)
     if (!file || !this.#stillQueued(job)) return
-    const transport = await this.#readyPrinter(job)
+    if (isIppPrinter(spec)) {
+      const printer = await this.#whenReady(job, () => this.#probeIpp())
+      if (printer) await this.#printIpp(job, spec, printer, file)
+      return
+    }
+    const transport = await this.#whenReady(job, () => this.#probeRaster(spec))
     if (!transport) return
     try {
-      if (offer.document.format === 'pdf' && spec) await this.#printPdf(job, spec, file, transport)
+      if (pdf) await this.#printPdf(job, spec, file, transport)
       else await this.#printRaw(job, file, transport)
     } finally {
       await transport.close()
@@ -179,19 +201,34 @@ export class PrinterWorker {
   }
 
   /** The job ends `failed` from `printing`: the printer stopped taking bytes, or the PDF stopped rendering. */
-  #failPrinting(
-    job: SpooledJob,
-    reason: 'interrupted' | 'render_failed',
-    error: unknown,
-    detail: string,
-  ): void {
+  #failPrinting(job: SpooledJob, reason: FailureReason, error: unknown, detail: string): void {
     if (this.#o.spool.fail(job.print_job_id, 'printing', reason, detail)) {
       this.#o.logger.warn(
-        { ...this.#jobKeys(job), status: 'failed', failure_reason: reason, err: error },
+        { ...this.#jobKeys(job), status: 'failed', failure_reason: reason, detail, err: error },
         'print job failed',
       )
       this.#o.flush()
     }
+  }
+
+  async #printIpp(job: SpooledJob, spec: IppPrinterSpec, printer: IppPrinterDescription, file: string) {
+    const { paperWaitTimeoutMs, unreachableTimeoutMs } = this.#o
+    const result = await printIpp({
+      file,
+      spec,
+      printer,
+      options: job.offer.options,
+      jobName: job.print_job_id,
+      renderer: this.#o.renderer,
+      deadlineMs: this.#o.renderDeadlineMs,
+      // The printer may hold the job as long as a raster printer's job may wait, for paper and for a link.
+      timeoutMs: paperWaitTimeoutMs + unreachableTimeoutMs,
+      start: () => this.#start(job),
+    })
+    if (result.outcome === 'printed') return this.#finish(job)
+    if (result.outcome === 'not_started') return
+    if (result.started) return this.#failPrinting(job, result.reason, undefined, result.detail)
+    this.#fail(job, result.reason, result.detail)
   }
 
   async #printRaw(job: SpooledJob, file: string, transport: Transport): Promise<void> {
@@ -269,14 +306,38 @@ export class PrinterWorker {
     }
   }
 
-  /** An open transport to a printer that can print now, or null when the job failed or was cancelled. */
-  async #readyPrinter(job: SpooledJob): Promise<Transport | null> {
-    const { registry, recheckMs, statusTimeoutMs, paperWaitTimeoutMs, unreachableTimeoutMs } = this.#o
-    const language = registry.spec(this.#key)?.language
-    if (!language) {
-      this.#fail(job, 'printer_unreachable', `this hub has no printer ${this.#key}`)
-      return null
+  /** A raster printer's look: its status over a connection that stays open for the job if it can print. */
+  async #probeRaster(spec: PrinterSpec): Promise<Probe<Transport>> {
+    const transport = this.#o.registry.transportFor(this.#key)
+    let health: PrinterHealth
+    try {
+      await transport.open()
+      health = await readHealth(transport, spec.language, { timeoutMs: this.#o.statusTimeoutMs })
+    } catch (error) {
+      health = {
+        state: 'offline',
+        // Bounded as the protocol's PrinterHealth is: an over-long reason would void the whole state report.
+        reasons: [String((error as Error).message).slice(0, 200)],
+        checked_at: new Date().toISOString(),
+      }
     }
+    this.#o.registry.record(this.#key, health)
+    return { health, ready: transport, release: () => transport.close() }
+  }
+
+  /** An IPP printer's look: Get-Printer-Attributes, which describes it as well. */
+  async #probeIpp(): Promise<Probe<IppPrinterDescription>> {
+    const health = await this.#o.registry.refresh(this.#key)
+    return { health, ready: this.#o.registry.ippDescription(this.#key) ?? null, release: async () => {} }
+  }
+
+  /**
+   * What printing needs of a printer that can print now, or null when the job failed or was cancelled while
+   * it waited: for an unreachable printer up to `unreachableTimeoutMs`, for paper or a closed cover up to
+   * `paperWaitTimeoutMs`, telling the cloud why it waits.
+   */
+  async #whenReady<T>(job: SpooledJob, probe: () => Promise<Probe<T>>): Promise<T | null> {
+    const { recheckMs, paperWaitTimeoutMs, unreachableTimeoutMs } = this.#o
     const started = Date.now()
     let told: WaitingReason | null = null
     /** Tells the cloud why the job waits, once per change of reason. */
@@ -286,37 +347,24 @@ export class PrinterWorker {
       if (this.#o.spool.waiting(job.print_job_id, reason)) this.#o.flush()
     }
     for (;;) {
-      const transport = registry.transportFor(this.#key)
-      let health: Awaited<ReturnType<typeof readHealth>>
-      try {
-        await transport.open()
-        health = await readHealth(transport, language, { timeoutMs: statusTimeoutMs })
-      } catch (error) {
-        health = {
-          state: 'offline',
-          // Bounded as the protocol's PrinterHealth is: an over-long reason would void the whole state report.
-          reasons: [String((error as Error).message).slice(0, 200)],
-          checked_at: new Date().toISOString(),
-        }
-      }
-      registry.record(this.#key, health)
+      const { health, ready, release } = await probe()
       const waiting = Date.now() - started
-      if (health.state === 'offline') {
-        await transport.close()
+      if (health.state === 'offline' || ready === null) {
+        await release()
         waitFor('printer_unreachable')
         if (waiting >= unreachableTimeoutMs) {
           this.#fail(job, 'printer_unreachable', health.reasons.join(', '))
           return null
         }
       } else if (isBlocking(health.state)) {
-        await transport.close()
+        await release()
         waitFor(health.state)
         if (waiting >= paperWaitTimeoutMs) {
           this.#fail(job, WAIT_REASON[health.state] ?? 'printer_error', health.reasons.join(', '))
           return null
         }
       } else {
-        return transport
+        return ready
       }
       await this.#waiter.sleep(recheckMs)
       if (!this.#stillQueued(job)) return null

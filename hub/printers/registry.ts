@@ -1,14 +1,22 @@
 import type { Logger } from 'pino'
 import type { HubPrinter } from '../../protocol/hub-messages.ts'
+import type { PrinterCapabilities } from '../../protocol/printer.ts'
 import type { PrinterHealth } from '../../protocol/printer-health.ts'
+import {
+  describeIppPrinter,
+  IppError,
+  type IppPrinterDescription,
+  ippErrorHealth,
+} from '../ipp/ipp-printer.ts'
 import { probeHealth } from '../languages/read-health.ts'
 import type { Transport } from '../transports/transport.ts'
-import type { PrinterSpec, TransportSpec } from './printer-spec.ts'
+import { type AnyPrinterSpec, type IppPrinterSpec, isIppPrinter } from './ipp-printer-uri.ts'
+import type { TransportSpec } from './printer-spec.ts'
 
 export interface RegistryDeps {
   createTransport(spec: TransportSpec): Transport
   /** Shown to the cloud as the printer's `uri`. */
-  describe(spec: PrinterSpec): string
+  describe(spec: AnyPrinterSpec): string
   statusTimeoutMs: number
   /** Told whenever a printer's health state or reasons change. */
   onChange(): void
@@ -17,9 +25,14 @@ export interface RegistryDeps {
 }
 
 interface Entry {
-  spec: PrinterSpec
+  spec: AnyPrinterSpec
   health: PrinterHealth
+  /** An IPP printer's own description, once it has answered (its capabilities replace the spec's). */
+  ipp?: IppPrinterDescription
 }
+
+/** How long Get-Printer-Attributes may take: an office printer waking from sleep can be slow. */
+export const IPP_QUERY_TIMEOUT_MS = 10_000
 
 const NOT_CHECKED = (): PrinterHealth => ({
   state: 'unknown',
@@ -27,12 +40,16 @@ const NOT_CHECKED = (): PrinterHealth => ({
   checked_at: new Date().toISOString(),
 })
 
-/** The printers this hub drives, with their last known health. */
+/**
+ * The printers this hub drives, with their last known health. A raster printer is asked for its status in
+ * its language over a connection of its own; an IPP printer is described by Get-Printer-Attributes, which
+ * gives its health and what it can do.
+ */
 export class PrinterRegistry {
   readonly #entries = new Map<string, Entry>()
   readonly #deps: RegistryDeps
 
-  constructor(specs: PrinterSpec[], deps: RegistryDeps) {
+  constructor(specs: AnyPrinterSpec[], deps: RegistryDeps) {
     this.#deps = deps
     for (const spec of specs) this.#entries.set(spec.key, { spec, health: NOT_CHECKED() })
   }
@@ -41,8 +58,13 @@ export class PrinterRegistry {
     return [...this.#entries.keys()]
   }
 
-  spec(key: string): PrinterSpec | undefined {
+  spec(key: string): AnyPrinterSpec | undefined {
     return this.#entries.get(key)?.spec
+  }
+
+  /** An IPP printer's description, from the last time it answered. */
+  ippDescription(key: string): IppPrinterDescription | undefined {
+    return this.#entries.get(key)?.ipp
   }
 
   health(key: string): PrinterHealth | undefined {
@@ -50,20 +72,40 @@ export class PrinterRegistry {
   }
 
   transportFor(key: string): Transport {
-    const entry = this.#entries.get(key)
-    if (!entry) throw new Error(`no printer ${key}`)
-    return this.#deps.createTransport(entry.spec.transport)
+    const spec = this.#entries.get(key)?.spec
+    if (!spec || isIppPrinter(spec)) throw new Error(`no raster printer ${key}`)
+    return this.#deps.createTransport(spec.transport)
   }
 
-  /** Asks the printer for its status over a connection of its own, and records the answer. */
+  /** Asks the printer for its status (an IPP printer: for its description too), and records the answer. */
   async refresh(key: string): Promise<PrinterHealth> {
     const entry = this.#entries.get(key)
     if (!entry) throw new Error(`no printer ${key}`)
-    const health = await probeHealth(this.#deps.createTransport(entry.spec.transport), entry.spec.language, {
-      timeoutMs: this.#deps.statusTimeoutMs,
-    })
+    const { spec } = entry
+    const health = isIppPrinter(spec)
+      ? await this.#describeIpp(entry, spec)
+      : await probeHealth(this.#deps.createTransport(spec.transport), spec.language, {
+          timeoutMs: this.#deps.statusTimeoutMs,
+        })
     this.record(key, health)
     return health
+  }
+
+  async #describeIpp(entry: Entry, spec: IppPrinterSpec): Promise<PrinterHealth> {
+    try {
+      const description = await describeIppPrinter(spec.ipp.uri, {
+        timeoutMs: IPP_QUERY_TIMEOUT_MS,
+        ...(spec.ipp.ca && { tls: { ca: spec.ipp.ca } }),
+      })
+      const before = entry.ipp?.capabilities
+      entry.ipp = description
+      // New capabilities reach the cloud with the next state report, as a health change does.
+      if (!before || !sameCapabilities(before, description.capabilities)) this.#deps.onChange()
+      return description.health
+    } catch (error) {
+      if (error instanceof IppError) return ippErrorHealth(error)
+      throw error
+    }
   }
 
   record(key: string, health: PrinterHealth): void {
@@ -84,13 +126,17 @@ export class PrinterRegistry {
 
   /** The printers as the hub reports them in its state message. */
   report(): HubPrinter[] {
-    return [...this.#entries.values()].map(({ spec, health }) => ({
+    return [...this.#entries.values()].map(({ spec, health, ipp }) => ({
       key: spec.key,
       name: spec.name,
       uri: this.#deps.describe(spec),
-      languages: [spec.language],
-      capabilities: spec.capabilities,
+      languages: isIppPrinter(spec) ? [] : [spec.language],
+      capabilities: ipp?.capabilities ?? spec.capabilities,
       health,
     }))
   }
+}
+
+function sameCapabilities(a: PrinterCapabilities, b: PrinterCapabilities): boolean {
+  return JSON.stringify(a) === JSON.stringify(b)
 }

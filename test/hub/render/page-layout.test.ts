@@ -115,8 +115,8 @@ describe('placePage', () => {
   })
 
   it('fit: scales to the printable area keeping the aspect ratio, centred', () => {
-    // An A4 page (1680 × 2376 at 203 dpi) on 4 × 6 in: limited by the height, 1218 / 2376.
-    expect(placePage(1680, 2376, label)).toMatchObject({ width: 861 > 812 ? 812 : 861, rotated: false })
+    // An A4 page (1680 × 2376 at 203 dpi) on 4 × 6 in: limited by the width, 812 / 1680.
+    expect(placePage(1680, 2376, label)).toMatchObject({ width: 812, height: 1148, rotated: false })
     const a4 = placePage(1680, 2376, label)
     expect(a4.width / a4.height).toBeCloseTo(1680 / 2376, 2)
     expect(Math.max(a4.width - 812, a4.height - 1218)).toBeLessThanOrEqual(0)

@@ -146,6 +146,12 @@ export const CloudConfigSchema = Type.Object({
     10,
     'failed token requests per client id and address per window',
   ),
+  redisUrl: url(
+    'REDIS_URL',
+    ['redis', 'rediss'],
+    'Redis that keeps the request quotas, shared by every cloud node; empty (default): in this process',
+    true,
+  ),
   mqttTlsCertFile: optionalFile('MQTT_TLS_CERT_FILE', 'PEM certificate: MQTT over TLS'),
   mqttTlsKeyFile: optionalFile('MQTT_TLS_KEY_FILE', 'PEM private key: MQTT over TLS'),
   mqttPublicUrl: url(

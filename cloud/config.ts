@@ -45,6 +45,12 @@ export const CloudConfigSchema = Type.Object({
     description: 'SQLite database and documents',
     directory: true,
   }),
+  databaseUrl: url(
+    'DATABASE_URL',
+    ['postgres', 'postgresql'],
+    'PostgreSQL for every repository: postgres://user:password@host:5432/db (a socket: ?host=/run/postgresql); empty (default): SQLite in DATA_DIR',
+    true,
+  ),
   publicUrl: url(
     'PUBLIC_URL',
     ['http', 'https'],

@@ -10,7 +10,7 @@ import { bodyBudgetPlugin } from './plugins/body-budget.ts'
 import { errorHandlerPlugin, sendError, toApiError } from './plugins/error-handler.ts'
 import { idempotencyPlugin } from './plugins/idempotency.ts'
 import { openapiPlugin } from './plugins/openapi.ts'
-import { rateLimitPlugin } from './plugins/rate-limit.ts'
+import { connectQuotaStore, rateLimitPlugin } from './plugins/rate-limit.ts'
 import { requestIdFor, requestIdPlugin } from './plugins/request-id.ts'
 import { createPrintJobSubmitter } from './print-jobs/submit.ts'
 import { agentApiRoutes } from './routes/agent-api.ts'
@@ -95,7 +95,11 @@ export async function buildApp(deps: AppDependencies): Promise<FastifyInstance> 
 
   await app.register(requestIdPlugin)
   await app.register(errorHandlerPlugin)
+  // With REDIS_URL the quotas are counted in Redis, shared by every cloud node (plugins/rate-limit.ts).
+  const quotaStore = config.redisUrl ? await connectQuotaStore(config.redisUrl, app.log) : undefined
+  if (quotaStore) app.addHook('onClose', () => quotaStore.close())
   await app.register(rateLimitPlugin, {
+    store: quotaStore,
     quotas: {
       windowSeconds: config.rateLimitWindowSeconds,
       perIp: config.rateLimitPerIp,

@@ -1,6 +1,7 @@
 import rateLimit from '@fastify/rate-limit'
-import type { FastifyReply, FastifyRequest } from 'fastify'
+import type { FastifyBaseLogger, FastifyReply, FastifyRequest } from 'fastify'
 import fp from 'fastify-plugin'
+import { Redis } from 'ioredis'
 import { ApiError } from '../errors.ts'
 import { quotaAddress } from './quota-address.ts'
 
@@ -66,22 +67,120 @@ function exceeded(result: Extract<LimitResult, { isAllowed: false }>, scope: str
   )
 }
 
-async function enforce(limiter: Limiter, request: FastifyRequest, reply: FastifyReply, scope: string) {
-  const result = await limiter(request)
-  if (result.isAllowed) return
-  if (result.isExceeded) throw exceeded(result, scope)
-  reply.headers({ ...quotaHeaders(result, result.remaining), 'x-ratelimit-scope': scope })
+/** A quota count waits this long for Redis; past it the request goes through uncounted. */
+const REDIS_COMMAND_TIMEOUT_MS = 500
+/** After Redis failed a count, requests go through uncounted without asking it for this long. */
+const REDIS_RETRY_AFTER_FAILURE_MS = 1000
+/** Longest wait between attempts to reconnect to Redis. */
+const REDIS_RECONNECT_MAX_MS = 1000
+
+/**
+ * The Redis that keeps the quotas when several cloud nodes share them (REDIS_URL), through
+ * @fastify/rate-limit's own Redis store: the same keys, limits and windows as in memory.
+ *
+ * A Redis that cannot count a request does not refuse it: the request goes through uncounted and without
+ * X-RateLimit headers (fail open), and the cloud logs once when Redis stops answering and once when it
+ * answers again. A print service would rather print during an outage of its quota store than refuse every
+ * job; the other bounds (queue capacity, storage quota, bodies in flight, inspection queues) still hold.
+ * Nothing waits for Redis while it is down: commands are not queued while disconnected, a connected Redis
+ * that does not answer fails the count after REDIS_COMMAND_TIMEOUT_MS, and after a failure counts are not
+ * tried again for REDIS_RETRY_AFTER_FAILURE_MS. (@fastify/rate-limit's `skipOnError` would also let such
+ * requests through, but silently, and with headers announcing a full quota.)
+ */
+export interface QuotaStore {
+  redis: Redis
+  /** Whether Redis answered the last time it was asked (or connected). */
+  reachable(): boolean
+  /** The limiter's answer, or null when Redis could not give one. */
+  count(attempt: () => Promise<LimitResult>): Promise<LimitResult | null>
+  /** Closes the connection; counts from now on fail. */
+  close(): Promise<void>
+}
+
+/** Connects to the Redis at `url` (waiting for the first attempt only; it keeps reconnecting). */
+export async function connectQuotaStore(url: string, log: FastifyBaseLogger): Promise<QuotaStore> {
+  const redis = new Redis(url, {
+    lazyConnect: true,
+    enableOfflineQueue: false,
+    maxRetriesPerRequest: 0,
+    commandTimeout: REDIS_COMMAND_TIMEOUT_MS,
+    connectTimeout: 2000,
+    retryStrategy: (attempt) => Math.min(attempt * 100, REDIS_RECONNECT_MAX_MS),
+  })
+  // Where it is, without credentials, for the log.
+  const { protocol, host } = new URL(url)
+  const where = `${protocol}//${host}`
+  let up = false
+  let failedAt = 0
+  let closing = false
+  const answered = () => {
+    if (up) return
+    if (failedAt !== 0) log.info({ redis: where }, 'Redis answers again: request quotas are enforced')
+    up = true
+    failedAt = 0
+  }
+  const failed = (error: unknown) => {
+    if (closing) return
+    failedAt = Date.now()
+    if (!up) return
+    up = false
+    const reason = error instanceof Error ? error.message : String(error)
+    log.warn({ redis: where, error: reason }, 'Redis unreachable: request quotas are not enforced')
+  }
+  redis.on('ready', answered)
+  redis.on('error', failed)
+  redis.on('close', () => failed(new Error('connection closed')))
+
+  // The first attempt at start-up: a Redis that is down then is logged as one that went down.
+  up = true
+  await redis.connect().catch(() => {})
+
+  return {
+    redis,
+    reachable: () => up,
+    async count(attempt) {
+      if (!up && Date.now() - failedAt < REDIS_RETRY_AFTER_FAILURE_MS) return null
+      try {
+        const result = await attempt()
+        answered()
+        return result
+      } catch (error) {
+        failed(error)
+        return null
+      }
+    },
+    async close() {
+      closing = true
+      // Only a live connection ends with 'end'; one waiting to reconnect just stops trying.
+      const live = ['connecting', 'connect', 'ready'].includes(redis.status)
+      const ended = live ? new Promise((resolve) => redis.once('end', resolve)) : undefined
+      redis.disconnect()
+      await ended
+    },
+  }
 }
 
 /**
- * Quotas on every endpoint, counted by @fastify/rate-limit's store (in memory here; its Redis store for a
- * cluster): per client address on every request but the hubs' (IPv6 by /64), per account on authenticated
- * routes, per hub on the agent API (a backend behind the hub's NAT must not spend the hub's quota), and
- * failed token requests per address and per client at an address.
+ * Quotas on every endpoint, counted by @fastify/rate-limit's store (in memory; in Redis given a `store`):
+ * per client address on every request but the hubs' (IPv6 by /64), per account on authenticated routes, per
+ * hub on the agent API (a backend behind the hub's NAT must not spend the hub's quota), and failed token
+ * requests per address and per client at an address.
  */
-export const rateLimitPlugin = fp<{ quotas: RateLimitQuotas }>(
-  async (app, { quotas }) => {
-    await app.register(rateLimit, { global: false })
+export const rateLimitPlugin = fp<{ quotas: RateLimitQuotas; store?: QuotaStore }>(
+  async (app, { quotas, store }) => {
+    await app.register(rateLimit, {
+      global: false,
+      ...(store && { redis: store.redis, nameSpace: 'print-hub:quota:' }),
+    })
+    /** The limiter's count; null when the Redis store could not count (the request goes through). */
+    const count = (limiter: Limiter, request: FastifyRequest, options?: { increment: false }) =>
+      store ? store.count(() => limiter(request, options)) : limiter(request, options)
+    const enforce = async (limiter: Limiter, request: FastifyRequest, reply: FastifyReply, scope: string) => {
+      const result = await count(limiter, request)
+      if (result === null || result.isAllowed) return
+      if (result.isExceeded) throw exceeded(result, scope)
+      reply.headers({ ...quotaHeaders(result, result.remaining), 'x-ratelimit-scope': scope })
+    }
     const window = quotas.windowSeconds * 1000
     const byIp = app.createRateLimit({
       max: quotas.perIp,
@@ -126,17 +225,17 @@ export const rateLimitPlugin = fp<{ quotas: RateLimitQuotas }>(
     })
 
     const peek = async (limiter: Limiter, request: FastifyRequest, scope: string) => {
-      const result = await limiter(request, { increment: false })
-      if (!result.isAllowed && result.remaining === 0) throw exceeded(result, scope)
+      const result = await count(limiter, request, { increment: false })
+      if (result && !result.isAllowed && result.remaining === 0) throw exceeded(result, scope)
     }
     app.decorate('tokenFailures', {
       check: (request) => peek(failuresByIp, request, 'ip'),
       async record(request, clientId) {
-        await failuresByIp(request)
+        await count(failuresByIp, request)
         if (clientId === null) return
         request.tokenClientId = clientId
-        const result = await failuresByClient(request)
-        if (!result.isAllowed && result.isExceeded) throw exceeded(result, 'client')
+        const result = await count(failuresByClient, request)
+        if (result && !result.isAllowed && result.isExceeded) throw exceeded(result, 'client')
       },
     } satisfies TokenFailureGuard)
   },

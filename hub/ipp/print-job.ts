@@ -59,8 +59,9 @@ const JOB_STATE_ATTRIBUTES = ['job-state', 'job-state-reasons', 'job-state-messa
 /**
  * Prints a file on an IPP printer: Print-Job with the job's attributes (ippJobAttributes) and the document,
  * sent again while the printer answers busy, then Get-Job-Attributes every `pollMs` until the job is
- * completed, aborted or canceled. An aborted `signal` cancels: Cancel-Job for a job the printer accepted,
- * and the outcome is `canceled` (or how the job had already ended). Rejects with an IppError when the
+ * completed, aborted or canceled. An aborted `signal` cancels: Cancel-Job for a job the printer accepted
+ * (also one whose Print-Job had sent all of the document and awaited its answer when the signal fired), and
+ * the outcome is `canceled` (or how the job had already ended). Rejects with an IppError when the
  * printer cannot be reached or refuses the job, or when `timeoutMs` passes first (the error then names
  * the printer's job, which may still print).
  */
@@ -71,7 +72,8 @@ export async function printIppJob(uri: string, job: IppPrintRequest): Promise<Ip
   try {
     jobId = await submit(endpoint, job, deadline)
   } catch (error) {
-    if (error instanceof IppError && error.kind === 'aborted')
+    // Aborted before the printer said it had the job; or the caller aborted and the exchange then failed.
+    if (error instanceof IppError && (error.kind === 'aborted' || job.signal?.aborted))
       return {
         state: 'canceled',
         reasons: [],

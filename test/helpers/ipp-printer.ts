@@ -51,6 +51,7 @@ export interface IppEvePrinterOptions {
 
 const run = promisify(execFile)
 const START_TIMEOUT_MS = 10_000
+const IPPTOOL_TIMEOUT_MS = 10_000
 
 /** The system bus configuration, listening on our own socket, in the foreground, without system services. */
 function busConfig(socketPath: string): string {
@@ -249,12 +250,12 @@ export async function startIppEvePrinter(options: IppEvePrinterOptions): Promise
         return name === undefined ? undefined : path.join(spoolDir, name)
       },
       jobAttributes: async (jobId) => {
-        const { stdout } = await run('ipptool', [
-          '-tv',
-          ...['-d', `job_id=${jobId}`],
-          uri,
-          path.join(dir.path, 'get-job-attributes.test'),
-        ])
+        // Bounded: a printer that does not answer fails the test that asked instead of hanging it.
+        const { stdout } = await run(
+          'ipptool',
+          ['-tv', ...['-d', `job_id=${jobId}`], uri, path.join(dir.path, 'get-job-attributes.test')],
+          { timeout: IPPTOOL_TIMEOUT_MS },
+        )
         return parseIpptoolAttributes(stdout)
       },
       log,

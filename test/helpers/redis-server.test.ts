@@ -1,0 +1,83 @@
+import { existsSync, readFileSync } from 'node:fs'
+import { connect } from 'node:net'
+import { afterEach, describe, expect, it } from 'vitest'
+import { acceptsConnections } from './peer-process.ts'
+import { answersPing, type RedisServer, startRedisServer } from './redis-server.ts'
+
+/** Whether a process with this id exists (signal 0 checks without signalling). */
+function alive(pid: number): boolean {
+  try {
+    process.kill(pid, 0)
+    return true
+  } catch {
+    return false
+  }
+}
+
+/** A process's state letter from /proc (T: stopped by a signal). */
+function processState(pid: number): string {
+  return readFileSync(`/proc/${pid}/stat`, 'utf8').replace(/^.*\) /s, '')[0] ?? ''
+}
+
+/** The id of the redis-server listening on `port`, from its own INFO. */
+async function serverPid(port: number): Promise<number> {
+  return new Promise((resolve, reject) => {
+    let reply = ''
+    const socket = connect({ host: '127.0.0.1', port }, () => socket.write('INFO server\r\n'))
+    socket.on('data', (chunk: Buffer) => {
+      reply += chunk.toString('latin1')
+      const pid = /process_id:(\d+)/.exec(reply)
+      if (pid) {
+        socket.end()
+        resolve(Number(pid[1]))
+      }
+    })
+    socket.once('error', reject)
+  })
+}
+
+describe('redis-server test peer', () => {
+  let server: RedisServer | undefined
+  afterEach(async () => {
+    await server?.stop()
+    server = undefined
+  })
+
+  it('starts on 127.0.0.1, answers PING, keeps nothing on disk, and stop() leaves nothing behind', async () => {
+    server = await startRedisServer()
+    expect(server.url).toBe(`redis://127.0.0.1:${server.port}`)
+    expect(await answersPing(server.port)).toBe(true)
+    const pid = await serverPid(server.port)
+    expect(alive(pid)).toBe(true)
+    expect(server.log()).toMatch(/Ready to accept connections/)
+
+    await server.stop()
+    expect(alive(pid)).toBe(false)
+    expect(await acceptsConnections(server.port)).toBe(false)
+    expect(existsSync(server.dir)).toBe(false)
+    await server.stop() // a second stop is harmless
+  })
+
+  it('pause() stops the process until resume(); stop() ends a paused server', async () => {
+    server = await startRedisServer()
+    const pid = await serverPid(server.port)
+    server.pause()
+    expect(processState(pid)).toBe('T')
+    const ping = answersPing(server.port)
+    server.resume()
+    expect(await ping).toBe(true)
+    server.pause()
+    await server.stop()
+    expect(alive(pid)).toBe(false)
+    expect(await acceptsConnections(server.port)).toBe(false)
+  })
+
+  it('starts again on the port of a stopped server', async () => {
+    server = await startRedisServer()
+    const { port } = server
+    await server.stop()
+    server = await startRedisServer({ port })
+    expect(server.port).toBe(port)
+    expect(await answersPing(port)).toBe(true)
+  })
+})

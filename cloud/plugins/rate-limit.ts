@@ -82,10 +82,11 @@ const REDIS_RECONNECT_MAX_MS = 1000
  * X-RateLimit headers (fail open), and the cloud logs once when Redis stops answering and once when it
  * answers again. A print service would rather print during an outage of its quota store than refuse every
  * job; the other bounds (queue capacity, storage quota, bodies in flight, inspection queues) still hold.
- * Nothing waits for Redis while it is down: commands are not queued while disconnected, a connected Redis
- * that does not answer fails the count after REDIS_COMMAND_TIMEOUT_MS, and after a failure counts are not
- * tried again for REDIS_RETRY_AFTER_FAILURE_MS. (@fastify/rate-limit's `skipOnError` would also let such
- * requests through, but silently, and with headers announcing a full quota.)
+ * Requests do not queue up behind a Redis that is out: commands are not held while disconnected, a
+ * connected Redis that does not answer fails the count after REDIS_COMMAND_TIMEOUT_MS, and after a failure
+ * Redis is not asked for REDIS_RETRY_AFTER_FAILURE_MS, then by one request at a time until it answers.
+ * (@fastify/rate-limit's `skipOnError` would also let such requests through, but silently, and with headers
+ * announcing a full quota.)
  */
 export interface QuotaStore {
   redis: Redis
@@ -105,6 +106,8 @@ export async function connectQuotaStore(url: string, log: FastifyBaseLogger): Pr
     maxRetriesPerRequest: 0,
     commandTimeout: REDIS_COMMAND_TIMEOUT_MS,
     connectTimeout: 2000,
+    // A Redis that does not answer does not close its side either: the socket is dropped after this.
+    disconnectTimeout: REDIS_COMMAND_TIMEOUT_MS,
     retryStrategy: (attempt) => Math.min(attempt * 100, REDIS_RECONNECT_MAX_MS),
   })
   // Where it is, without credentials, for the log.
@@ -113,6 +116,7 @@ export async function connectQuotaStore(url: string, log: FastifyBaseLogger): Pr
   let up = false
   let failedAt = 0
   let closing = false
+  let probing = false
   const answered = () => {
     if (up) return
     if (failedAt !== 0) log.info({ redis: where }, 'Redis answers again: request quotas are enforced')
@@ -139,7 +143,10 @@ export async function connectQuotaStore(url: string, log: FastifyBaseLogger): Pr
     redis,
     reachable: () => up,
     async count(attempt) {
-      if (!up && Date.now() - failedAt < REDIS_RETRY_AFTER_FAILURE_MS) return null
+      // While Redis is out, one request at a time, once a failure is old enough, tries whether it answers.
+      if (!up && (probing || Date.now() - failedAt < REDIS_RETRY_AFTER_FAILURE_MS)) return null
+      const probe = !up
+      if (probe) probing = true
       try {
         const result = await attempt()
         answered()
@@ -147,6 +154,8 @@ export async function connectQuotaStore(url: string, log: FastifyBaseLogger): Pr
       } catch (error) {
         failed(error)
         return null
+      } finally {
+        if (probe) probing = false
       }
     },
     async close() {

@@ -1,8 +1,14 @@
-import { execFileSync } from 'node:child_process'
-import { chownSync, mkdirSync, readdirSync, writeFileSync } from 'node:fs'
+import { mkdirSync, writeFileSync } from 'node:fs'
 import path from 'node:path'
 import { freePort } from './free-port.ts'
-import { acceptsConnections, type PeerProcess, startPeer, waitUntilReady } from './peer-process.ts'
+import {
+  acceptsConnections,
+  chownTree,
+  type PeerProcess,
+  startPeer,
+  unprivilegedUser,
+  waitUntilReady,
+} from './peer-process.ts'
 import { tempDir } from './temp-dir.ts'
 
 /**
@@ -10,9 +16,10 @@ import { tempDir } from './temp-dir.ts'
  * <dir>/mosquitto.conf` in a temporary directory with the configuration and files the test gives.
  *
  * As root (CI) the broker is started as the unprivileged `mosquitto` user (`nobody` where there is none),
- * owning its directory, rather than as root with `user root`: a broker a test points at its own files never
- * runs with root's rights. Mosquitto itself only switches users when started as root, so the `user` option
- * of a configuration does nothing here.
+ * owning its directory, rather than as root with `user root`: it never runs with root's rights, and it can
+ * read the files it is given (started as root, Mosquitto would switch to `mosquitto` itself before reading
+ * them, and fail on a directory only root may enter). A `user` option in a configuration does nothing, since
+ * Mosquitto switches users only when started as root.
  */
 export interface MosquittoServer {
   /** mqtt://127.0.0.1:PORT */
@@ -45,34 +52,14 @@ export interface MosquittoOptions {
   startTimeoutMs?: number
 }
 
-/** The user and group the broker runs as when the tests run as root. */
-function unprivilegedUser(): { uid: number; gid: number } {
-  for (const name of ['mosquitto', 'nobody']) {
-    try {
-      const entry = execFileSync('getent', ['passwd', name], { encoding: 'utf8' }).split(':')
-      return { uid: Number(entry[2]), gid: Number(entry[3]) }
-    } catch {
-      // no such user: try the next
-    }
-  }
-  throw new Error('no unprivileged user (mosquitto, nobody) to run mosquitto as')
-}
-
 function configText(config: MosquittoOptions['config'], place: MosquittoPlace): string {
   if (typeof config === 'function') return config(place)
   return [`listener ${place.port} 127.0.0.1`, config ?? 'allow_anonymous true', ''].join('\n')
 }
 
-/** Makes `dir` and everything in it belong to `owner`. */
-function chownTree(dir: string, owner: { uid: number; gid: number }): void {
-  chownSync(dir, owner.uid, owner.gid)
-  for (const entry of readdirSync(dir, { withFileTypes: true, recursive: true }))
-    chownSync(path.join(entry.parentPath, entry.name), owner.uid, owner.gid)
-}
-
 export async function startMosquitto(options: MosquittoOptions = {}): Promise<MosquittoServer> {
   const dir = tempDir('print-hub-mosquitto-')
-  const owner = process.getuid?.() === 0 ? unprivilegedUser() : undefined
+  const owner = unprivilegedUser('mosquitto')
   let peer: PeerProcess | undefined
   const stop = async () => {
     await peer?.stop()

@@ -1,5 +1,7 @@
+import { spawn } from 'node:child_process'
 import { existsSync, readFileSync } from 'node:fs'
 import { connect } from 'node:net'
+import path from 'node:path'
 import { afterEach, describe, expect, it } from 'vitest'
 import { acceptsConnections } from './peer-process.ts'
 import { answersPing, type RedisServer, startRedisServer } from './redis-server.ts'
@@ -70,6 +72,27 @@ describe('redis-server test peer', () => {
     await server.stop()
     expect(alive(pid)).toBe(false)
     expect(await acceptsConnections(server.port)).toBe(false)
+  })
+
+  it('does not outlive a test process that is killed before it stops the server', async () => {
+    const script = [
+      `const { startRedisServer } = await import(${JSON.stringify(path.join(import.meta.dirname, 'redis-server.ts'))})`,
+      'const server = await startRedisServer()',
+      'console.log(server.port)',
+      "process.kill(process.pid, 'SIGKILL')",
+    ].join('\n')
+    const child = spawn(process.execPath, ['--import', 'tsx', '--input-type=module', '-e', script], {
+      stdio: ['ignore', 'pipe', 'inherit'],
+    })
+    let output = ''
+    child.stdout.on('data', (chunk: Buffer) => {
+      output += chunk.toString()
+    })
+    const signal = await new Promise((resolve) => child.once('exit', (_code, signal) => resolve(signal)))
+    expect(signal).toBe('SIGKILL')
+    const port = Number(output.trim())
+    expect(port).toBeGreaterThan(0)
+    await expect.poll(() => acceptsConnections(port)).toBe(false)
   })
 
   it('starts again on the port of a stopped server', async () => {

@@ -2,12 +2,13 @@ import { writeFileSync } from 'node:fs'
 import { connect } from 'node:net'
 import path from 'node:path'
 import { freePort } from './free-port.ts'
-import { type PeerProcess, startPeer, waitUntilReady } from './peer-process.ts'
+import { chownTree, type PeerProcess, startPeer, unprivilegedUser, waitUntilReady } from './peer-process.ts'
 import { tempDir } from './temp-dir.ts'
 
 /**
  * A real Redis for tests: Debian's `redis-server` on 127.0.0.1 in a temporary directory, keeping nothing on
- * disk (no RDB snapshots, no append-only file).
+ * disk (no RDB snapshots, no append-only file). As root (CI) it runs as the unprivileged `redis` user
+ * (`nobody` where there is none), owning its directory: Redis never drops root's rights by itself.
  */
 export interface RedisServer {
   /** redis://127.0.0.1:PORT */
@@ -61,6 +62,7 @@ export function answersPing(port: number): Promise<boolean> {
 
 export async function startRedisServer(options: RedisServerOptions = {}): Promise<RedisServer> {
   const dir = tempDir('print-hub-redis-')
+  const owner = unprivilegedUser('redis')
   let peer: PeerProcess | undefined
   const stop = async () => {
     await peer?.stop()
@@ -72,8 +74,9 @@ export async function startRedisServer(options: RedisServerOptions = {}): Promis
     for (let attempt = 1; ; attempt++) {
       port = options.port ?? (await freePort())
       const configFile = path.join(dir.path, 'redis.conf')
-      writeFileSync(configFile, redisConfig(port, dir.path))
-      peer = startPeer('redis-server', [configFile], { cwd: dir.path })
+      writeFileSync(configFile, redisConfig(port, dir.path), { mode: 0o600 })
+      if (owner) chownTree(dir.path, owner)
+      peer = startPeer('redis-server', [configFile], { cwd: dir.path, ...owner })
       try {
         await waitUntilReady(peer, 'redis-server', () => answersPing(port))
         break

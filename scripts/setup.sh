@@ -13,12 +13,21 @@ missing=()
 for pkg in "${apt_packages[@]}"; do
   dpkg-query -W -f='${Status}' "$pkg" 2>/dev/null | grep -q 'install ok installed' || missing+=("$pkg")
 done
+sudo=""
+[ "$(id -u)" -eq 0 ] || sudo="sudo"
 if [ "${#missing[@]}" -gt 0 ]; then
-  sudo=""
-  [ "$(id -u)" -eq 0 ] || sudo="sudo"
   export DEBIAN_FRONTEND=noninteractive
   $sudo apt-get update -qq
   $sudo apt-get install -y -qq --no-install-recommends "${missing[@]}"
+fi
+
+# The tests start their own Mosquitto and Redis in temporary directories. Where systemd runs, Debian starts
+# the packaged ones on install, and its Mosquitto would hold 1883, the embedded broker's MQTT_PORT: stop and
+# disable them (an operator who wants them as the cloud's engines enables them again, README "Several nodes").
+if command -v systemctl >/dev/null 2>&1 && [ -d /run/systemd/system ]; then
+  for service in mosquitto redis-server; do
+    $sudo systemctl disable --now "$service" >/dev/null 2>&1 || true
+  done
 fi
 
 # `npm install`, not `npm ci`: the registry reachable here serves only the Linux builds of Biome's optional

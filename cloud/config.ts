@@ -166,6 +166,31 @@ export const CloudConfigSchema = Type.Object({
     'where hubs reach the broker; empty (default): the host name each hub used to reach the cloud, with MQTT_PORT',
     true,
   ),
+  mqttUrl: url(
+    'MQTT_URL',
+    ['mqtt', 'mqtts'],
+    'external MQTT broker (Mosquitto 2.0 set up by `cloud mosquitto-config`) the cloud connects to; empty (default): the embedded broker on MQTT_PORT',
+    true,
+  ),
+  mqttAdminUsername: Type.String({
+    minLength: 1,
+    maxLength: 128,
+    env: 'MQTT_ADMIN_USERNAME',
+    default: 'print-hub-cloud',
+    description:
+      'with MQTT_URL: the cloud’s own user name on the broker (as `cloud mosquitto-config` wrote it)',
+  }),
+  mqttAdminPasswordFile: optionalFile(
+    'MQTT_ADMIN_PASSWORD_FILE',
+    'with MQTT_URL: file holding the cloud’s broker password (DIR/cloud-password, written by `cloud mosquitto-config`)',
+  ),
+  mqttClientId: Type.String({
+    pattern: '^[A-Za-z0-9._-]{0,64}$',
+    env: 'MQTT_CLIENT_ID',
+    default: '',
+    description:
+      'with MQTT_URL: this node’s MQTT client id, stable across its restarts and unique among the nodes; default cloud-<hostname>-<PORT>',
+  }),
   hubKeepaliveSeconds: int('HUB_KEEPALIVE_SECONDS', 1, 3600, 30, 'a lost hub is noticed within this'),
   mqttConnectTimeoutMs: int(
     'MQTT_CONNECT_TIMEOUT_MS',

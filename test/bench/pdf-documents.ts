@@ -1,4 +1,4 @@
-import { pdfFromObjects } from '../helpers/pdf.ts'
+import { firstExtraObjectId, pagesPdf } from '../helpers/pdf.ts'
 
 // Realistic documents for the PDF rendering benchmark (pdf-render.ts): text in the standard Helvetica
 // fonts, grey areas that the hub must dither, barcode-like bars. Sizes in PDF points (1/72 in), origin at
@@ -12,22 +12,17 @@ interface Page {
   content: string
 }
 
-/** Catalog, pages, the two fonts (F1 Helvetica, F2 Helvetica-Bold), then a page and its content per page. */
+/** The pages, each with the two fonts (F1 Helvetica, F2 Helvetica-Bold), which follow the pages. */
 function documentPdf(pages: Page[]): Buffer {
-  const objects: string[] = []
-  const pageIds = pages.map((_, i) => 5 + i * 2)
-  objects[1] = '<< /Type /Catalog /Pages 2 0 R >>'
-  objects[2] = `<< /Type /Pages /Kids [${pageIds.map((id) => `${id} 0 R`).join(' ')}] /Count ${pages.length} >>`
-  objects[3] = '<< /Type /Font /Subtype /Type1 /BaseFont /Helvetica /Encoding /WinAnsiEncoding >>'
-  objects[4] = '<< /Type /Font /Subtype /Type1 /BaseFont /Helvetica-Bold /Encoding /WinAnsiEncoding >>'
-  pages.forEach((page, i) => {
-    const id = pageIds[i]!
-    objects[id] =
-      `<< /Type /Page /Parent 2 0 R /MediaBox [0 0 ${page.width.toFixed(2)} ${page.height.toFixed(2)}] ` +
-      `/Resources << /Font << /F1 3 0 R /F2 4 0 R >> >> /Contents ${id + 1} 0 R >>`
-    objects[id + 1] = `<< /Length ${page.content.length} >>\nstream\n${page.content}\nendstream`
-  })
-  return pdfFromObjects(objects)
+  const fonts = firstExtraObjectId(pages.length)
+  const resources = `<< /Font << /F1 ${fonts} 0 R /F2 ${fonts + 1} 0 R >> >>`
+  return pagesPdf(
+    pages.map((page) => ({ ...page, resources })),
+    [
+      '<< /Type /Font /Subtype /Type1 /BaseFont /Helvetica /Encoding /WinAnsiEncoding >>',
+      '<< /Type /Font /Subtype /Type1 /BaseFont /Helvetica-Bold /Encoding /WinAnsiEncoding >>',
+    ],
+  )
 }
 
 const n = (x: number) => Number(x.toFixed(2))

@@ -1,4 +1,4 @@
-import { pdfFromObjects } from '../helpers/pdf.ts'
+import { type PageSpec as Page, pagesPdf } from '../helpers/pdf.ts'
 
 // PDFs for the end-to-end PDF printing tests (docs/pdf-printing.md). Every page is solid black shapes on
 // white: no text (fonts differ in anti-aliasing) and no grey, so a page rendered 1:1 at 203 dpi must come out
@@ -10,29 +10,6 @@ export const FIXTURE_DPI = 203
 
 /** Points for `dots` dots at 203 dpi. */
 const dotsToPt = (dots: number) => (dots * 72) / FIXTURE_DPI
-
-interface Page {
-  width: number
-  height: number
-  /** The page's content stream (black fills only). */
-  content: string
-}
-
-/** A PDF of the pages given, each with its MediaBox and content stream (objects: catalog, pages, then page and content per page). */
-function pagesPdf(pages: Page[]): Buffer {
-  const objects: string[] = []
-  const pageIds = pages.map((_, i) => 3 + i * 2)
-  objects[1] = '<< /Type /Catalog /Pages 2 0 R >>'
-  objects[2] = `<< /Type /Pages /Kids [${pageIds.map((id) => `${id} 0 R`).join(' ')}] /Count ${pages.length} >>`
-  pages.forEach((page, i) => {
-    const id = pageIds[i]!
-    objects[id] =
-      `<< /Type /Page /Parent 2 0 R /MediaBox [0 0 ${page.width.toFixed(4)} ${page.height.toFixed(4)}] ` +
-      `/Resources << >> /Contents ${id + 1} 0 R >>`
-    objects[id + 1] = `<< /Length ${page.content.length} >>\nstream\n${page.content}\nendstream`
-  })
-  return pdfFromObjects(objects)
-}
 
 /** A filled black rectangle. */
 const rect = (x: number, y: number, w: number, h: number) => `${x} ${y} ${w} ${h} re f`

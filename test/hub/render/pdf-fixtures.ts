@@ -1,37 +1,9 @@
-import { pdfFromObjects } from '../../helpers/pdf.ts'
+import { firstExtraObjectId, type PageSpec, pagesPdf, pdfStream as stream } from '../../helpers/pdf.ts'
+
+export { type PageSpec, pagesPdf }
 
 /** PDFs for the render tests (built with test/helpers/pdf.ts). Sizes are in points (1/72 in). */
 export const mm = (millimetres: number) => (millimetres / 25.4) * 72
-
-function stream(content: string, dictionary = ''): string {
-  return `<< ${dictionary}/Length ${content.length} >>\nstream\n${content}\nendstream`
-}
-
-export interface PageSpec {
-  width: number
-  height: number
-  /** The page's content stream. */
-  content: string
-  /** The page's /Resources dictionary. */
-  resources?: string
-}
-
-/** A PDF of the pages given; `extra` objects follow the pages (ids from 3 + 2 × pages.length). */
-export function pagesPdf(pages: PageSpec[], extra: string[] = []): Buffer {
-  const objects: string[] = []
-  const pageIds = pages.map((_, i) => 3 + i * 2)
-  objects[1] = '<< /Type /Catalog /Pages 2 0 R >>'
-  objects[2] = `<< /Type /Pages /Kids [${pageIds.map((id) => `${id} 0 R`).join(' ')}] /Count ${pages.length} >>`
-  pages.forEach((page, i) => {
-    const id = pageIds[i]!
-    objects[id] =
-      `<< /Type /Page /Parent 2 0 R /MediaBox [0 0 ${page.width.toFixed(3)} ${page.height.toFixed(3)}] ` +
-      `/Resources ${page.resources ?? '<< >>'} /Contents ${id + 1} 0 R >>`
-    objects[id + 1] = stream(page.content)
-  })
-  objects.push(...extra)
-  return pdfFromObjects(objects)
-}
 
 /**
  * A page whose content never ends in practice: form XObjects nested `levels` deep, each drawing the one
@@ -64,7 +36,6 @@ function endlessPage(firstObjectId: number, levels: number): { page: PageSpec; o
 
 /** `pages`, then a 58 mm × 40 mm page whose content never ends in practice (`endlessPage`). */
 export function withEndlessPage(pages: PageSpec[], levels = 12): Buffer {
-  // The pages and their content streams take ids 3 to 2 × (pages + 1) + 2; the forms follow.
-  const endless = endlessPage(3 + 2 * (pages.length + 1), levels)
+  const endless = endlessPage(firstExtraObjectId(pages.length + 1), levels)
   return pagesPdf([...pages, endless.page], endless.objects)
 }

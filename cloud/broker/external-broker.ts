@@ -1,0 +1,253 @@
+import { readFileSync } from 'node:fs'
+import type { Socket } from 'node:net'
+import { hostname } from 'node:os'
+import mqtt, { type MqttClient } from 'mqtt'
+import type { Logger } from 'pino'
+import {
+  HUB_TOPICS,
+  type HubTopic,
+  hubTopic,
+  parseHubTopic,
+  TOPIC_PREFIX,
+} from '../../protocol/hub-messages.ts'
+import { CONTROL_RESPONSE_TOPIC, DynsecControl } from './dynsec.ts'
+import { decodeHubMessage, type HubBus } from './hub-bus.ts'
+import { SHARE_GROUP } from './mosquitto-config.ts'
+
+/**
+ * The cloud on an external Mosquitto 2.0 (MQTT_URL; DESIGN: beyond one machine). One MQTT 5 connection per
+ * node, with the cloud's own credential, carries:
+ * - the HubBus: the hubs' topics through the shared subscription `$share/print-hub-cloud/hubs/+/<topic>`, so
+ *   that every hub message goes to exactly one node (MQTT 5 §4.8.2); QoS 1 both ways; a stable client id
+ *   with clean start false and a session that outlives the node's restarts, so reports queued while it was
+ *   away are delivered when it is back;
+ * - the dynamic-security plugin's control topic (dynsec.ts): hubs are given their broker client when the cloud
+ *   sees their plaintext credential (enrollment, the connection lookup) and lose it when revoked.
+ * Reconnects with exponential backoff and jitter; `ready()` says whether it is connected and subscribed.
+ */
+export interface ExternalBrokerOptions {
+  url: string
+  username: string
+  password: string
+  /** Stable across this node's restarts, unique among the nodes. */
+  clientId: string
+  logger: Logger
+  /** Hubs revoked at or after an ISO time (storage.agents.revokedSince). */
+  revokedSince(since: string): Promise<{ agent_id: string; revoked_at: string }[]>
+  /** How often to look for revoked hubs (the CLI that revokes one has only the database). */
+  revocationCheckMs: number
+  /** How long the broker keeps this node's session and its queued messages while the node is away (s). */
+  sessionExpirySeconds?: number
+}
+
+export interface ExternalBroker {
+  bus: HubBus
+  /** Gives the hub its broker client, unless it has one; throws when the broker cannot be told. */
+  provisionHub(agentId: string, credential: string): Promise<void>
+  /** Whether connected and subscribed (readiness probe). */
+  ready(): boolean
+  close(): Promise<void>
+}
+
+const RECONNECT_MIN_MS = 500
+const RECONNECT_MAX_MS = 30_000
+const LOOK_BACK_MS = 60_000
+
+/** The default MQTT_CLIENT_ID: the host and the API port, which differ between nodes. */
+export const defaultClientId = (port: number) =>
+  `cloud-${hostname().replace(/[^A-Za-z0-9._-]/g, '-')}-${port}`.slice(0, 64)
+
+export function readPasswordFile(file: string): string {
+  return readFileSync(file, 'utf8').trim()
+}
+
+type Handler = (agentId: string, payload: unknown) => void | Promise<void>
+
+export async function connectExternalBroker(options: ExternalBrokerOptions): Promise<ExternalBroker> {
+  const { logger } = options
+  const handlers = new Map<HubTopic, Handler>()
+  let subscribed = false
+  let failures = 0
+  let lastError: string | undefined
+  let closing = false
+  const client: MqttClient = mqtt.connect(options.url, {
+    protocolVersion: 5,
+    clientId: options.clientId,
+    username: options.username,
+    password: options.password,
+    clean: false,
+    properties: { sessionExpiryInterval: options.sessionExpirySeconds ?? 7 * 86400 },
+    keepalive: 30,
+    connectTimeout: 10_000,
+    reconnectPeriod: RECONNECT_MIN_MS,
+    resubscribe: true,
+  })
+  const dynsec = new DynsecControl(client)
+  let announceSubscribed = () => {}
+  const firstSubscribed = new Promise<void>((resolve) => {
+    announceSubscribed = resolve
+  })
+
+  const subscribeAll = async () => {
+    const filters = [
+      CONTROL_RESPONSE_TOPIC,
+      ...[...handlers.keys()].map((topic) => `$share/${SHARE_GROUP}/${TOPIC_PREFIX}/+/${topic}`),
+    ]
+    const granted = await client.subscribeAsync(filters, { qos: 1 })
+    const refused = granted.filter((grant) => grant.qos > 2)
+    if (refused.length > 0)
+      throw new Error(`the broker refused ${refused.map((grant) => grant.topic).join(', ')}`)
+  }
+
+  client.on('connect', () => {
+    failures = 0
+    lastError = undefined
+    client.options.reconnectPeriod = RECONNECT_MIN_MS
+    ;(client.stream as Socket).setNoDelay?.(true)
+    subscribeAll().then(
+      () => {
+        subscribed = true
+        announceSubscribed()
+        logger.info({ mqtt_url: options.url, client_id: options.clientId }, 'connected to the MQTT broker')
+      },
+      (error: unknown) => logger.error({ err: error }, 'subscribing on the MQTT broker failed'),
+    )
+  })
+  client.on('close', () => {
+    subscribed = false
+    if (closing) return
+    failures++
+    const ceiling = Math.min(RECONNECT_MAX_MS, RECONNECT_MIN_MS * 2 ** Math.min(failures, 16))
+    client.options.reconnectPeriod = Math.round(ceiling / 2 + (Math.random() * ceiling) / 2)
+  })
+  client.on('error', (error) => {
+    const reason = (error as NodeJS.ErrnoException).code ?? error.message
+    if (reason === lastError) return
+    lastError = reason
+    logger.warn({ mqtt_url: options.url, reason }, 'cannot reach the MQTT broker; trying again')
+  })
+  client.on('message', (topic, payload) => {
+    if (topic === CONTROL_RESPONSE_TOPIC) return dynsec.onResponse(payload)
+    const target = parseHubTopic(topic)
+    const handler = target && handlers.get(target.topic)
+    if (!target || !handler) return
+    const decoded = decodeHubMessage(target.topic, payload)
+    if (!decoded.ok) {
+      logger.warn(
+        { agent_id: target.agentId, topic: target.topic, reason: decoded.reason },
+        'hub message dropped',
+      )
+      return
+    }
+    Promise.resolve()
+      .then(() => handler(target.agentId, decoded.value))
+      .catch((error: unknown) => {
+        logger.error(
+          { err: error, agent_id: target.agentId, topic: target.topic },
+          'hub message handler failed',
+        )
+      })
+  })
+
+  // Revocation: `cloud hub revoke` writes only the database; every node deletes the hub's broker client,
+  // which closes its connection. On start, every hub ever revoked (a revocation while no node ran).
+  const removed = new Map<string, number>()
+  let checking = false
+  const checkRevoked = async (since: string) => {
+    if (checking || !client.connected) return
+    checking = true
+    try {
+      const now = Date.now()
+      for (const [id, at] of removed) if (now - at > 2 * LOOK_BACK_MS) removed.delete(id)
+      const hubs = (await options.revokedSince(since)).filter((hub) => !removed.has(hub.agent_id))
+      if (hubs.length === 0) return
+      const gone = new Set(await dynsec.removeHubs(hubs.map((hub) => hub.agent_id)))
+      for (const hub of hubs) {
+        removed.set(hub.agent_id, now)
+        if (gone.has(hub.agent_id))
+          logger.warn(
+            { agent_id: hub.agent_id, revoked_at: hub.revoked_at },
+            'hub revoked: broker client deleted and mqtt session closed',
+          )
+      }
+    } catch (error) {
+      logger.error({ err: error }, 'checking for revoked hubs failed; the next check tries again')
+    } finally {
+      checking = false
+    }
+  }
+  let sweptAll = false
+  const timer = setInterval(() => {
+    const since = sweptAll ? new Date(Date.now() - LOOK_BACK_MS).toISOString() : new Date(0).toISOString()
+    void checkRevoked(since).then(() => {
+      if (client.connected) sweptAll = true
+    })
+  }, options.revocationCheckMs)
+  timer.unref()
+
+  const bus: HubBus = {
+    async publish(agentId, topic, payload) {
+      // Failing fast while away from the broker: the database keeps the job, offered again on reconnect.
+      if (!client.connected) throw new Error('not connected to the MQTT broker')
+      await client.publishAsync(hubTopic(agentId, topic), JSON.stringify(payload), { qos: 1 })
+    },
+    async subscribe(topic, handler) {
+      if (HUB_TOPICS[topic].from !== 'hub') throw new Error(`${topic} is not a hub topic`)
+      handlers.set(topic, handler as Handler)
+      if (client.connected)
+        await client.subscribeAsync(`$share/${SHARE_GROUP}/${TOPIC_PREFIX}/+/${topic}`, { qos: 1 })
+    },
+  }
+
+  try {
+    await firstConnection(client, options.url, firstSubscribed)
+  } catch (error) {
+    clearInterval(timer)
+    closing = true
+    client.end(true)
+    throw error
+  }
+  return {
+    bus,
+    async provisionHub(agentId, credential) {
+      const outcome = await dynsec.provisionHub(agentId, credential)
+      if (outcome === 'created') logger.info({ agent_id: agentId }, 'hub given its broker client')
+    },
+    ready: () => client.connected && subscribed,
+    async close() {
+      closing = true
+      clearInterval(timer)
+      await client.endAsync()
+    },
+  }
+}
+
+const FIRST_CONNECTION_MS = 15_000
+
+/** The first connection, so that a wrong MQTT_URL or credential stops the start with one line. */
+function firstConnection(client: MqttClient, url: string, subscribed: Promise<void>): Promise<void> {
+  return new Promise((resolve, reject) => {
+    const done = (error?: Error) => {
+      clearTimeout(timer)
+      client.off('error', onError)
+      if (error) reject(error)
+      else resolve()
+    }
+    const onError = (error: Error & { code?: unknown }) => {
+      // CONNACK refusals (MQTT 5 §3.2.2.2): 0x86 bad user name or password, 0x87 not authorized.
+      if (error.code === 134 || error.code === 135)
+        done(
+          new Error(
+            `MQTT_URL: ${url} refused the cloud's credential (MQTT_ADMIN_USERNAME, MQTT_ADMIN_PASSWORD_FILE)`,
+          ),
+        )
+    }
+    const timer = setTimeout(
+      () =>
+        done(new Error(`MQTT_URL: no MQTT broker answered at ${url} within ${FIRST_CONNECTION_MS / 1000} s`)),
+      FIRST_CONNECTION_MS,
+    )
+    void subscribed.then(() => done())
+    client.on('error', onError)
+  })
+}

@@ -1,6 +1,7 @@
 import { ApiClient } from '../e2e/api-client.ts'
 import { setUpAccount, startCloudProcess, startHubProcess, stopAll } from '../e2e/harness.ts'
 import { type PrinterSimulator, startPrinterSimulator } from '../simulators/printer-simulator.ts'
+import { PRODUCTION_HUB_ENV } from './hub-env.ts'
 import {
   type HubMemory,
   hubMemory,
@@ -26,16 +27,6 @@ const IN_FLIGHT = 16
 const STARTS = 5
 const IDLE_MS = 3000
 const JOB_TIMEOUT_MS = 10_000
-
-/** The hub's production timings (agent.ts defaults), not the harness's shortened test timings. */
-const HUB_ENV = {
-  HUB_HEALTH_INTERVAL_MS: '30000',
-  HUB_STATUS_TIMEOUT_MS: '2000',
-  HUB_RECHECK_MS: '5000',
-  HUB_PAPER_WAIT_TIMEOUT_MS: '600000',
-  HUB_UNREACHABLE_TIMEOUT_MS: '300000',
-  LOG_LEVEL: 'info',
-}
 
 const markerOf = (n: number) => `BENCH-${String(n).padStart(6, '0')}\n`
 /** `ESC @` (initialise) and a unique line: the line's newline is the job's last byte. */
@@ -184,7 +175,7 @@ export async function benchEndToEnd(): Promise<void> {
       cloudUrl: cloud.url,
       enroll: account.enrollmentToken,
       printers: [simulator.uri],
-      env: HUB_ENV,
+      env: PRODUCTION_HUB_ENV,
     })
     const [printer] = await api.waitForPrinters(1)
     const printerId = printer!.printer_id
@@ -234,7 +225,7 @@ export async function benchEndToEnd(): Promise<void> {
       cloudUrl: cloud.url,
       printerUri: simulator.uri,
       printerId,
-      env: HUB_ENV,
+      env: PRODUCTION_HUB_ENV,
       times: STARTS,
     })
     if (!(await printerOnline(api, printerId))) throw new Error('printer offline after the restarts')

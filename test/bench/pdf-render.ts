@@ -21,6 +21,7 @@ import { PRINT_OPTION_DEFAULTS, type ResolvedPrintOptions } from '../../protocol
 import { ApiClient } from '../e2e/api-client.ts'
 import { setUpAccount, startCloudProcess, startHubProcess, stopAll } from '../e2e/harness.ts'
 import { type PrinterSimulator, startPrinterSimulator } from '../simulators/printer-simulator.ts'
+import { PRODUCTION_HUB_ENV } from './hub-env.ts'
 import {
   benchA4Pdf,
   benchLabelPdf,
@@ -50,16 +51,6 @@ const E2E_JOB_TIMEOUT_MS = 45_000
 /** Runs of bare gs under GNU time for its peak RSS (apart from the timed runs: time adds a fork and exec). */
 const MEMORY_RUNS = 3
 const GNU_TIME = '/usr/bin/time'
-
-/** The hub's production timings (agent.ts defaults), as e2e-latency.ts runs it. */
-const HUB_ENV = {
-  HUB_HEALTH_INTERVAL_MS: '30000',
-  HUB_STATUS_TIMEOUT_MS: '2000',
-  HUB_RECHECK_MS: '5000',
-  HUB_PAPER_WAIT_TIMEOUT_MS: '600000',
-  HUB_UNREACHABLE_TIMEOUT_MS: '600000',
-  LOG_LEVEL: 'info',
-}
 
 const run = promisify(execFile)
 
@@ -515,7 +506,7 @@ async function endToEnd(pdf: Buffer, dir: string): Promise<EndToEndFigures> {
       cloudUrl: cloud.url,
       enroll: account.enrollmentToken,
       printers: [simulator.uri],
-      env: HUB_ENV,
+      env: PRODUCTION_HUB_ENV,
     })
     const [printer] = await api.waitForPrinters(1)
     const printerId = printer!.printer_id

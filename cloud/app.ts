@@ -37,6 +37,8 @@ export interface AppDependencies {
   logger?: FastifyBaseLogger
   /** Whether the MQTT broker listens, for GET /readyz; an app built without one reports its database only. */
   brokerReady?: () => boolean
+  /** External broker (MQTT_URL): gives a hub its broker client when it presents its credential. */
+  provisionHub?: (agentId: string, credential: string) => Promise<void>
 }
 
 const NO_JOB_EVENTS: JobEvents = { jobCreated: async () => {}, cancelRequested: async () => {} }
@@ -153,6 +155,7 @@ export async function buildApp(deps: AppDependencies): Promise<FastifyInstance> 
     mqttScheme: config.mqttTlsCertFile ? 'mqtts' : 'mqtt',
     mqttPort: config.mqttPort,
     keepaliveSeconds: config.hubKeepaliveSeconds,
+    ...(deps.provisionHub && { provisionHub: deps.provisionHub }),
   })
   await app.register(printJobRoutes, {
     jobEvents,

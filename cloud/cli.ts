@@ -15,6 +15,7 @@ import {
   printerRemove,
   printerShow,
 } from './cli/inspect-commands.ts'
+import { mosquittoConfig } from './cli/mosquitto-config.ts'
 import { COMMANDS, commandHelp, generalHelp, USAGE } from './cli/usage.ts'
 import { ConfigError, loadConfig } from './config.ts'
 import { createLogger } from './logging.ts'
@@ -150,6 +151,10 @@ async function main(argv: string[]): Promise<void> {
   if (command === 'serve') {
     parseArgs({ args: argv.slice(1), options: {} })
     return serve()
+  }
+  if (command === 'mosquitto-config') {
+    process.stdout.write(`${JSON.stringify(await mosquittoConfig(argv.slice(1)))}\n`)
+    return
   }
   const commands: Record<string, (args: string[]) => object> = {
     'account create': accountCreate,

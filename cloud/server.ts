@@ -4,6 +4,7 @@ import type { FastifyInstance } from 'fastify'
 import type { Logger } from 'pino'
 import { buildApp } from './app.ts'
 import { type EmbeddedBroker, startBroker } from './broker/broker.ts'
+import { externalBrokerSettings } from './broker/external-broker.ts'
 import { watchRevokedHubs } from './broker/revoked-hubs.ts'
 import { refuseBusyPorts } from './busy-ports.ts'
 import type { CloudConfig } from './config.ts'
@@ -52,9 +53,12 @@ export async function startCloud(
     for (const cleanup of cleanups.splice(0).reverse()) await cleanup()
   }
   try {
-    // Sessions do not survive a restart of the embedded broker: every hub reconnects and says so.
-    storage.agents.markAllOffline()
-    storage.printers.markAllOffline()
+    // Sessions do not survive a restart of the embedded broker: every hub reconnects and says so. An
+    // external broker keeps them, and the presence every node records (MQTT_URL).
+    if (!config.mqttUrl) {
+      storage.agents.markAllOffline()
+      storage.printers.markAllOffline()
+    }
     const tls =
       config.mqttTlsCertFile && config.mqttTlsKeyFile
         ? { cert: readFileSync(config.mqttTlsCertFile), key: readFileSync(config.mqttTlsKeyFile) }
@@ -65,6 +69,7 @@ export async function startCloud(
       logger: logger.child({ name: 'mqtt' }),
       findAgentByCredential: (hash) => storage.agents.findByCredential(hash),
       ...(tls && { tls }),
+      ...externalBrokerSettings(config, async (since) => storage.agents.revokedSince(since)),
       limits: {
         connectTimeoutMs: config.mqttConnectTimeoutMs,
         maxPacketBytes: config.mqttMaxPacketBytes,
@@ -108,6 +113,7 @@ export async function startCloud(
       logger,
       jobEvents: dispatcher,
       brokerReady: () => broker.ready(),
+      ...(broker.provisionHub && { provisionHub: broker.provisionHub }),
     })
     cleanups.push(() => app.close())
     await app.listen({ host: config.host, port: config.port })

@@ -5,6 +5,7 @@ import type { Logger } from 'pino'
 import type { AgentIdentity } from '../storage/agents.ts'
 import { createBrokerPolicy } from './broker-policy.ts'
 import { type ConnectionLimits, guardConnections } from './connection-guard.ts'
+import { connectExternalBroker, type ExternalBrokerOptions } from './external-broker.ts'
 import { createEmbeddedHubBus, type HubBus } from './hub-bus.ts'
 
 export interface BrokerOptions {
@@ -16,6 +17,11 @@ export interface BrokerOptions {
   tls?: { cert: Buffer; key: Buffer }
   /** What a client may make the broker hold (connection-guard.ts), and how long it has to send CONNECT. */
   limits: ConnectionLimits & { connectTimeoutMs: number }
+  /**
+   * MQTT_URL: use that external Mosquitto (external-broker.ts) instead of listening; the options above that
+   * concern the listener are then unused.
+   */
+  external?: Omit<ExternalBrokerOptions, 'logger'>
 }
 
 export interface EmbeddedBroker {
@@ -25,6 +31,13 @@ export interface EmbeddedBroker {
   disconnect(agentId: string): boolean
   /** Whether the listener accepts connections and the broker is open (readiness probe). */
   ready(): boolean
+  /**
+   * External broker only: gives the hub its broker client when the cloud sees its credential (enrollment,
+   * connection lookup). The embedded broker checks credentials against the database itself.
+   */
+  provisionHub?(agentId: string, credential: string): Promise<void>
+  /** Whether sessions live in this process (embedded), so that none survives its restart. */
+  embedded: boolean
   close(): Promise<void>
 }
 
@@ -36,6 +49,21 @@ export interface EmbeddedBroker {
  */
 export async function startBroker(options: BrokerOptions): Promise<EmbeddedBroker> {
   const { logger } = options
+  if (options.external) {
+    const external = await connectExternalBroker({ ...options.external, logger })
+    return {
+      port: Number(
+        new URL(options.external.url).port || (options.external.url.startsWith('mqtts:') ? 8883 : 1883),
+      ),
+      bus: external.bus,
+      // Revoked hubs are cut off by deleting their broker client (external-broker.ts watches for them).
+      disconnect: () => false,
+      ready: external.ready,
+      provisionHub: external.provisionHub,
+      embedded: false,
+      close: external.close,
+    }
+  }
   const broker = await Aedes.createBroker({
     ...createBrokerPolicy(options),
     connectTimeout: options.limits.connectTimeoutMs,
@@ -71,6 +99,7 @@ export async function startBroker(options: BrokerOptions): Promise<EmbeddedBroke
       return client !== undefined
     },
     ready: () => server.listening && !broker.closed,
+    embedded: true,
     // Stop accepting first, so that a hub reconnecting at once cannot slip in after its clients are closed;
     // the listener's callback comes once every connection has ended.
     close: () =>

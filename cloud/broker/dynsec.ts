@@ -53,7 +53,7 @@ export class DynsecControl {
   }
 
   /** Sends the commands in one message; each answer in order (`error` set when the plugin refused it). */
-  async run(commands: Record<string, unknown>[]): Promise<DynsecResponse[]> {
+  async run(commands: { command: string; [field: string]: unknown }[]): Promise<DynsecResponse[]> {
     if (!this.#client.connected) throw new DynsecError('not connected to the broker')
     const tagged = commands.map((command) => ({ ...command, correlationData: randomUUID() }))
     const answers = tagged.map(
@@ -61,7 +61,7 @@ export class DynsecControl {
         new Promise<DynsecResponse>((resolve, reject) => {
           const timer = setTimeout(() => {
             this.#waiting.delete(command.correlationData)
-            reject(new DynsecError(`the broker did not answer ${String(command.command)}`))
+            reject(new DynsecError(`the broker did not answer ${command.command}`))
           }, this.#timeoutMs)
           this.#waiting.set(command.correlationData, { resolve, timer })
         }),

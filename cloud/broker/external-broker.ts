@@ -1,3 +1,4 @@
+import { randomUUID } from 'node:crypto'
 import { readFileSync } from 'node:fs'
 import type { Socket } from 'node:net'
 import { hostname } from 'node:os'
@@ -10,6 +11,7 @@ import {
   parseHubTopic,
   TOPIC_PREFIX,
 } from '../../protocol/hub-messages.ts'
+import { type CloudConfig, ConfigError } from '../config.ts'
 import { CONTROL_RESPONSE_TOPIC, DynsecControl } from './dynsec.ts'
 import { decodeHubMessage, type HubBus } from './hub-bus.ts'
 import { SHARE_GROUP } from './mosquitto-config.ts'
@@ -53,12 +55,42 @@ const RECONNECT_MIN_MS = 500
 const RECONNECT_MAX_MS = 30_000
 const LOOK_BACK_MS = 60_000
 
-/** The default MQTT_CLIENT_ID: the host and the API port, which differ between nodes. */
+/**
+ * The default MQTT_CLIENT_ID: the host and the API port, which differ between nodes. An ephemeral PORT (0)
+ * gets a random id: its session cannot be resumed, but it cannot take another node's either.
+ */
 export const defaultClientId = (port: number) =>
-  `cloud-${hostname().replace(/[^A-Za-z0-9._-]/g, '-')}-${port}`.slice(0, 64)
+  `cloud-${hostname().replace(/[^A-Za-z0-9._-]/g, '-')}-${port || randomUUID()}`.slice(0, 64)
 
-export function readPasswordFile(file: string): string {
-  return readFileSync(file, 'utf8').trim()
+/** How soon a revoked hub loses its broker client (the CLI that revokes it has only the database). */
+const REVOCATION_CHECK_MS = 1000
+
+/**
+ * The external broker's settings when MQTT_URL is set (for startBroker's `external`); nothing otherwise.
+ * The password is read from MQTT_ADMIN_PASSWORD_FILE and never logged.
+ */
+export function externalBrokerSettings(
+  config: CloudConfig,
+  revokedSince: ExternalBrokerOptions['revokedSince'],
+): { external?: Omit<ExternalBrokerOptions, 'logger'> } {
+  if (!config.mqttUrl) return {}
+  if (!config.mqttAdminPasswordFile)
+    throw new ConfigError(
+      'MQTT_ADMIN_PASSWORD_FILE',
+      'MQTT_URL needs the cloud’s broker password: the cloud-password file `cloud mosquitto-config` wrote',
+    )
+  const password = readFileSync(config.mqttAdminPasswordFile, 'utf8').trim()
+  if (!password) throw new ConfigError('MQTT_ADMIN_PASSWORD_FILE', `${config.mqttAdminPasswordFile} is empty`)
+  return {
+    external: {
+      url: config.mqttUrl,
+      username: config.mqttAdminUsername,
+      password,
+      clientId: config.mqttClientId || defaultClientId(config.port),
+      revokedSince,
+      revocationCheckMs: REVOCATION_CHECK_MS,
+    },
+  }
 }
 
 type Handler = (agentId: string, payload: unknown) => void | Promise<void>

@@ -75,6 +75,22 @@ export const COMMANDS: Record<string, CommandHelp> = {
     options: [['--id AGENT_ID', 'the hub']],
     env: DATA,
   },
+  'mosquitto-config': {
+    usage: 'cloud mosquitto-config --dir DIR [--plugin PATH]',
+    summary:
+      'write what an external Mosquitto 2.0 needs (mosquitto.conf, dynamic-security.json, cloud-password) → {dir, config_file, files, start, env}; then run mosquitto -c DIR/mosquitto.conf',
+    options: [
+      ['--dir DIR', 'where to write them (kept: the password and the hubs already there)'],
+      ['--plugin PATH', 'mosquitto_dynamic_security.so, if not where Debian puts it'],
+    ],
+    env: [
+      'MQTT_URL',
+      'MQTT_ADMIN_USERNAME',
+      'MQTT_TLS_CERT_FILE',
+      'MQTT_TLS_KEY_FILE',
+      'MQTT_MAX_PACKET_BYTES',
+    ],
+  },
   'printer list': {
     usage: 'cloud printer list --account ACCOUNT_ID',
     summary: "the account's printers, newest first → {printers: [...]}",

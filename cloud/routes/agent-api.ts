@@ -6,6 +6,11 @@ import { ConnectionInfo, EnrollRequest, EnrollResponse } from '../../protocol/ag
 import { ErrorBody } from '../../protocol/errors.ts'
 import { ContentSha256, NoStore } from '../../protocol/http-headers.ts'
 import { generateSecret, hashSecret } from '../auth/secrets.ts'
+import {
+  type ProvisionHub,
+  provisionConnectingHub,
+  provisionEnrolledHub,
+} from '../broker/hub-provisioning.ts'
 import { ApiError } from '../errors.ts'
 import { binaryResponse, jsonResponse } from '../openapi/responses.ts'
 import { hubOf } from '../plugins/authentication.ts'
@@ -20,6 +25,8 @@ export interface AgentApiOptions {
   mqttScheme: 'mqtt' | 'mqtts'
   mqttPort: number
   keepaliveSeconds: number
+  /** External broker (MQTT_URL): gives a hub its broker client (cloud/broker/hub-provisioning.ts). */
+  provisionHub?: ProvisionHub
 }
 
 /**
@@ -87,6 +94,7 @@ export const agentApiRoutes: FastifyPluginAsync<AgentApiOptions> = async (app, o
         { agent_id: claimed.agentId, enrollment_id: claimed.enrollment.enrollment_id },
         'hub enrolled',
       )
+      await provisionEnrolledHub(options.provisionHub, claimed.agentId, credential, request.log)
       return reply.code(201).send({
         agent_id: claimed.agentId,
         account_id: claimed.enrollment.account_id,
@@ -111,7 +119,10 @@ export const agentApiRoutes: FastifyPluginAsync<AgentApiOptions> = async (app, o
         },
       },
     },
-    async (request) => ({ mqtt_url: brokerUrlFor(request, options), keepalive_seconds: keepaliveSeconds }),
+    async (request) => {
+      await provisionConnectingHub(options.provisionHub, hubOf(request).agent_id, request)
+      return { mqtt_url: brokerUrlFor(request, options), keepalive_seconds: keepaliveSeconds }
+    },
   )
 
   api.get(

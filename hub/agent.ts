@@ -104,6 +104,7 @@ export class HubAgent {
       },
       onOffer: (offer) => this.#offer(offer),
       onCommand: (command) => this.#command(command),
+      lookUpBroker: async () => (await this.#cloud.connection()).mqtt_url,
     })
   }
 

@@ -23,8 +23,17 @@ export interface SessionOptions {
   onConnected(): void
   onOffer(offer: HubPayload<'job-offer'>): void
   onCommand(command: HubPayload<'command'>): void
+  /**
+   * Asks the cloud again where and how to connect (its connection lookup), after the broker refused the
+   * hub's login: a cloud on an external broker gives a hub its broker login at that lookup, and may have
+   * moved the broker. Resolves the broker URL to use from then on.
+   */
+  lookUpBroker?(): Promise<string>
   backoff?: Backoff
 }
+
+/** CONNACK codes that refuse the login (MQTT 3.1.1 §3.2.2.3: 4 bad user name or password, 5 not authorised; MQTT 5 §3.2.2.2: 0x86, 0x87). */
+const LOGIN_REFUSED = new Set([4, 5, 0x86, 0x87])
 
 const offerCheck = Compile(HUB_TOPICS['job-offer'].schema)
 const commandCheck = Compile(HUB_TOPICS.command.schema)
@@ -37,6 +46,7 @@ const commandCheck = Compile(HUB_TOPICS.command.schema)
 export class MqttSession {
   readonly #o: SessionOptions
   readonly #backoff: Backoff
+  #mqttUrl: string
   #client: MqttClient | undefined
   #timer: NodeJS.Timeout | undefined
   #stopped = false
@@ -48,6 +58,7 @@ export class MqttSession {
 
   constructor(options: SessionOptions) {
     this.#o = options
+    this.#mqttUrl = options.mqttUrl
     this.#backoff = options.backoff ?? new Backoff()
   }
 
@@ -106,7 +117,7 @@ export class MqttSession {
     const { agentId, credential, keepaliveSeconds, logger } = this.#o
     this.#session = randomUUID()
     const will = { v: PROTOCOL_VERSION, online: false, session: this.#session }
-    const client = mqtt.connect(this.#o.mqttUrl, {
+    const client = mqtt.connect(this.#mqttUrl, {
       clientId: agentId,
       username: agentId,
       password: credential,
@@ -126,6 +137,7 @@ export class MqttSession {
     this.#client = client
     let connected = false
     let failure: string | undefined
+    let refused = false
     client.on('connect', () => {
       connected = true
       this.#lastUnreachable = undefined
@@ -138,6 +150,8 @@ export class MqttSession {
     })
     client.on('message', (topic, payload) => this.#onMessage(topic, payload))
     client.on('error', (error) => {
+      const code = (error as { code?: unknown }).code
+      if (typeof code === 'number' && LOGIN_REFUSED.has(code)) refused = true
       failure = (error as NodeJS.ErrnoException).code ?? error.message
       if (connected) logger.warn({ err: error.message }, 'mqtt error')
     })
@@ -145,24 +159,43 @@ export class MqttSession {
       for (const abandon of this.#inFlight) abandon(new Error('connection closed before PUBACK'))
       this.#inFlight.clear()
       if (this.#client !== client || this.#stopped) return
-      if (!connected) this.#cannotReach(failure ?? 'no answer')
+      if (!connected) this.#cannotReach(refused ? 'login refused' : (failure ?? 'no answer'))
       const delay = this.#backoff.next()
       logger.info({ retry_in_ms: delay }, 'mqtt connection lost')
       this.#client = undefined
       client.removeAllListeners()
       client.on('error', () => {})
       client.end(true)
-      this.#timer = setTimeout(() => this.#connect(), delay)
+      this.#timer = setTimeout(() => {
+        if (refused && this.#o.lookUpBroker) void this.#lookUpThenConnect(this.#o.lookUpBroker)
+        else this.#connect()
+      }, delay)
     })
+  }
+
+  /** After a refused login: the cloud's connection lookup first (it may provision the login), then connect. */
+  async #lookUpThenConnect(lookUp: () => Promise<string>): Promise<void> {
+    try {
+      const url = await lookUp()
+      if (url !== this.#mqttUrl) this.#o.logger.info({ mqtt_url: url }, 'the cloud gave a new broker address')
+      this.#mqttUrl = url
+    } catch (error) {
+      this.#o.logger.warn({ err: error }, 'the cloud connection lookup failed; trying the broker again')
+    }
+    if (!this.#stopped) this.#connect()
   }
 
   /** Says once per distinct reason why the broker cannot be reached, and which setting decides the address. */
   #cannotReach(reason: string): void {
     if (reason === this.#lastUnreachable) return
     this.#lastUnreachable = reason
+    if (reason === 'login refused') {
+      this.#o.logger.warn({ mqtt_url: this.#mqttUrl }, 'the MQTT broker refused the hub’s login; asking the cloud')
+      return
+    }
     this.#o.logger.warn(
       {
-        mqtt_url: this.#o.mqttUrl,
+        mqtt_url: this.#mqttUrl,
         reason,
         hint:
           'the cloud tells hubs this broker address: set MQTT_PUBLIC_URL on the cloud to one this hub can ' +

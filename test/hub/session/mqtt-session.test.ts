@@ -117,3 +117,52 @@ describe("the hub's MQTT session", () => {
     expect(broker.published.map((p) => p.topic)).toEqual([`hubs/${AGENT}/presence`, `hubs/${AGENT}/job-ack`])
   })
 })
+
+describe("the hub's MQTT session when the broker refuses its login", () => {
+  it('asks the cloud where and how to connect, then connects where it says', async () => {
+    // The broker the hub was told first refuses it; the cloud's lookup names another that takes it.
+    const refusingPort = await freePort()
+    const refusing = await Aedes.createBroker({
+      authenticate: (_client, _user, _password, done) => {
+        const error = Object.assign(new Error('bad user name or password'), { returnCode: 4 })
+        done(error as never, false)
+      },
+    })
+    const refusingServer = createServer(refusing.handle)
+    await new Promise<void>((resolve) => refusingServer.listen(refusingPort, '127.0.0.1', resolve))
+    const acceptingPort = await freePort()
+    const accepting = await startBroker(acceptingPort)
+    const lookUps: number[] = []
+    let connects = 0
+    const session = new MqttSession({
+      mqttUrl: `mqtt://127.0.0.1:${refusingPort}`,
+      agentId: AGENT,
+      credential: 'hub_test',
+      keepaliveSeconds: 5,
+      logger: pino({ level: 'silent' }),
+      onConnected: () => {
+        connects++
+      },
+      onOffer: () => {},
+      onCommand: () => {},
+      lookUpBroker: async () => {
+        lookUps.push(Date.now())
+        return `mqtt://127.0.0.1:${acceptingPort}`
+      },
+      backoff: new Backoff(50, 200),
+    })
+    try {
+      session.start()
+      await until(() => connects === 1)
+      expect(lookUps).toHaveLength(1)
+      expect(accepting.published.map((p) => p.topic)).toEqual([`hubs/${AGENT}/presence`])
+    } finally {
+      await session.stop()
+      await accepting.close()
+      await new Promise<void>((resolve) => {
+        refusingServer.close(() => resolve())
+        refusing.close()
+      })
+    }
+  })
+})

@@ -55,13 +55,13 @@ async function serve(): Promise<void> {
   }
 }
 
-function accountCreate(args: string[]): object {
+function accountCreate(args: string[]): Promise<object> {
   const { values } = parseArgs({ args, options: { name: { type: 'string' } } })
   const name = option(values, 'name')
   return withStorage((storage) => storage.accounts.create(name))
 }
 
-function clientCreate(args: string[]): object {
+function clientCreate(args: string[]): Promise<object> {
   const { values } = parseArgs({ args, options: { account: { type: 'string' }, scopes: { type: 'string' } } })
   const accountId = option(values, 'account')
   const scopes = option(values, 'scopes')
@@ -70,10 +70,12 @@ function clientCreate(args: string[]): object {
   const unknown = scopes.filter((s) => !(SCOPES as readonly string[]).includes(s))
   if (unknown.length > 0)
     throw new UsageError(`unknown scope ${unknown.join(', ')}; known: ${SCOPES.join(', ')}`)
-  return withStorage((storage) => {
-    if (!storage.accounts.findById(accountId)) throw new UsageError(`no account ${accountId}`)
+  return withStorage(async (storage) => {
+    if (!(await storage.accounts.findById(accountId))) throw new UsageError(`no account ${accountId}`)
     const secret = generateSecret('cs')
-    const client = storage.apiClients.create(accountId, hashSecret(secret), [...new Set(scopes)] as Scope[])
+    const client = await storage.apiClients.create(accountId, hashSecret(secret), [
+      ...new Set(scopes),
+    ] as Scope[])
     return {
       client_id: client.client_id,
       client_secret: secret,
@@ -84,37 +86,37 @@ function clientCreate(args: string[]): object {
 }
 
 /** Its tokens stop working at once and its secret gets no more (the server reads the same database). */
-function clientRevoke(args: string[]): object {
+function clientRevoke(args: string[]): Promise<object> {
   const { values } = parseArgs({ args, options: { id: { type: 'string' } } })
   const id = option(values, 'id')
-  return withStorage((storage) => {
-    const client = storage.apiClients.revoke(id, new Date())
+  return withStorage(async (storage) => {
+    const client = await storage.apiClients.revoke(id, new Date())
     if (!client) throw new NotFoundError(`no client ${id}`)
     return { client_id: client.client_id, account_id: client.account_id, revoked_at: client.revoked_at }
   })
 }
 
 /** Its credential stops working at once; a running cloud closes its MQTT session within a second. */
-function hubRevoke(args: string[]): object {
+function hubRevoke(args: string[]): Promise<object> {
   const { values } = parseArgs({ args, options: { id: { type: 'string' } } })
   const id = option(values, 'id')
-  return withStorage((storage) => {
-    const revoked = storage.agents.revoke(id, new Date())
+  return withStorage(async (storage) => {
+    const revoked = await storage.agents.revoke(id, new Date())
     if (!revoked) throw new NotFoundError(`no hub ${id}`)
     return revoked
   })
 }
 
-function enrollmentCreate(args: string[]): object {
+function enrollmentCreate(args: string[]): Promise<object> {
   const { values } = parseArgs({ args, options: { account: { type: 'string' }, name: { type: 'string' } } })
   const accountId = option(values, 'account')
   const name = option(values, 'name')
   const config = loadConfig()
-  return withStorage((storage) => {
-    if (!storage.accounts.findById(accountId)) throw new UsageError(`no account ${accountId}`)
+  return withStorage(async (storage) => {
+    if (!(await storage.accounts.findById(accountId))) throw new UsageError(`no account ${accountId}`)
     const token = generateSecret('enr')
     const expiresAt = new Date(Date.now() + config.enrollmentTtlHours * 3600_000)
-    const enrollment = storage.enrollments.create(accountId, name, hashSecret(token), expiresAt)
+    const enrollment = await storage.enrollments.create(accountId, name, hashSecret(token), expiresAt)
     return {
       enrollment_id: enrollment.enrollment_id,
       token,
@@ -124,13 +126,13 @@ function enrollmentCreate(args: string[]): object {
   })
 }
 
-function enrollmentRevoke(args: string[]): object {
+function enrollmentRevoke(args: string[]): Promise<object> {
   const { values } = parseArgs({ args, options: { id: { type: 'string' } } })
   const id = option(values, 'id')
-  return withStorage((storage) => {
-    const enrollment = storage.enrollments.findById(id)
+  return withStorage(async (storage) => {
+    const enrollment = await storage.enrollments.findById(id)
     if (!enrollment) throw new UsageError(`no enrollment ${id}`)
-    if (!storage.enrollments.revoke(id, new Date())) {
+    if (!(await storage.enrollments.revoke(id, new Date()))) {
       throw new UsageError(
         `enrollment ${id} is ${enrollment.state}; only a pending enrollment can be revoked`,
       )
@@ -156,7 +158,7 @@ async function main(argv: string[]): Promise<void> {
     process.stdout.write(`${JSON.stringify(await mosquittoConfig(argv.slice(1)))}\n`)
     return
   }
-  const commands: Record<string, (args: string[]) => object> = {
+  const commands: Record<string, (args: string[]) => Promise<object>> = {
     'account create': accountCreate,
     'account list': accountList,
     'account show': accountShow,
@@ -177,7 +179,7 @@ async function main(argv: string[]): Promise<void> {
   const run = commands[`${command} ${sub}`]
   if (!run)
     throw new UsageError(command === undefined ? 'no command given' : `unknown command: ${argv.join(' ')}`)
-  process.stdout.write(`${JSON.stringify(run(rest))}\n`)
+  process.stdout.write(`${JSON.stringify(await run(rest))}\n`)
 }
 
 main(process.argv.slice(2)).catch((error: unknown) => {

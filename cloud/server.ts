@@ -13,7 +13,9 @@ import { Housekeeping } from './housekeeping/housekeeping.ts'
 import { createLogger } from './logging.ts'
 import { reachableAddresses } from './reachable-addresses.ts'
 import { createBlobStore } from './storage/blob-store.ts'
+import { openBrokerLookups } from './storage/broker-lookups.ts'
 import { lockDataDir } from './storage/data-dir-lock.ts'
+import { redactedDatabaseUrl } from './storage/database-url.ts'
 import { DATABASE_FILE, openStorage, type Storage } from './storage/storage.ts'
 
 export interface RunningCloud {
@@ -41,9 +43,14 @@ export async function startCloud(
   await refuseBusyPorts(config)
   const lock = lockDataDir(config.dataDir)
   const cleanups: (() => Promise<void> | void)[] = [() => lock.release()]
+  const storageSettings = {
+    dataDir: config.dataDir,
+    databaseUrl: config.databaseUrl,
+    busyTimeoutMs: config.databaseBusyTimeoutMs,
+  }
   let storage: Storage
   try {
-    storage = openStorage(config.dataDir, config.databaseBusyTimeoutMs)
+    storage = await openStorage(storageSettings)
   } catch (error) {
     lock.release()
     throw error
@@ -56,9 +63,12 @@ export async function startCloud(
     // Sessions do not survive a restart of the embedded broker: every hub reconnects and says so. An
     // external broker keeps them, and the presence every node records (MQTT_URL).
     if (!config.mqttUrl) {
-      storage.agents.markAllOffline()
-      storage.printers.markAllOffline()
+      await storage.agents.markAllOffline()
+      await storage.printers.markAllOffline()
     }
+    // The embedded broker's own hub lookups; an external broker (MQTT_URL) authenticates hubs itself.
+    const hubLookups = config.mqttUrl ? undefined : openBrokerLookups(storageSettings)
+    if (hubLookups) cleanups.push(() => hubLookups.close())
     const tls =
       config.mqttTlsCertFile && config.mqttTlsKeyFile
         ? { cert: readFileSync(config.mqttTlsCertFile), key: readFileSync(config.mqttTlsKeyFile) }
@@ -67,7 +77,7 @@ export async function startCloud(
       host: config.host,
       port: config.mqttPort,
       logger: logger.child({ name: 'mqtt' }),
-      findAgentByCredential: (hash) => storage.agents.findByCredential(hash),
+      findAgentByCredential: (hash) => hubLookups?.findAgentByCredential(hash),
       ...(tls && { tls }),
       ...externalBrokerSettings(config, async (since) => storage.agents.revokedSince(since)),
       limits: {
@@ -78,7 +88,7 @@ export async function startCloud(
     })
     cleanups.push(() => broker.close())
     const revokedHubs = watchRevokedHubs({
-      revokedSince: (since) => storage.agents.revokedSince(since),
+      revokedSince: (since) => hubLookups?.revokedSince(since) ?? [],
       disconnect: (agentId) => broker.disconnect(agentId),
       logger: logger.child({ name: 'mqtt' }),
       intervalMs: REVOCATION_CHECK_MS,
@@ -129,7 +139,9 @@ export async function startCloud(
         mqtt: reachable.map((host) => `${tls ? 'mqtts' : 'mqtt'}://${host}:${broker.port}`),
         mqtt_public_url: config.mqttPublicUrl || `${tls ? 'mqtts' : 'mqtt'}://<host hubs use>:${broker.port}`,
         data_dir: config.dataDir,
-        database: path.join(config.dataDir, DATABASE_FILE),
+        database: config.databaseUrl
+          ? redactedDatabaseUrl(config.databaseUrl)
+          : path.join(config.dataDir, DATABASE_FILE),
       },
       'cloud ready',
     )

@@ -15,13 +15,17 @@ export function option(values: Record<string, unknown>, name: string): string {
   return value
 }
 
-/** Runs `run` on the database in DATA_DIR, which may be in use by a running cloud. */
-export function withStorage<T>(run: (storage: Storage) => T): T {
+/** Runs `run` on the cloud's database (DATABASE_URL, or the SQLite file in DATA_DIR), which a running cloud may use. */
+export async function withStorage<T>(run: (storage: Storage) => Promise<T>): Promise<T> {
   const config = loadConfig()
-  const storage = openStorage(config.dataDir, config.databaseBusyTimeoutMs)
+  const storage = await openStorage({
+    dataDir: config.dataDir,
+    databaseUrl: config.databaseUrl,
+    busyTimeoutMs: config.databaseBusyTimeoutMs,
+  })
   try {
-    return run(storage)
+    return await run(storage)
   } finally {
-    storage.close()
+    await storage.close()
   }
 }

@@ -8,11 +8,13 @@ import { NotFoundError, option, RefusedError, UsageError, withStorage } from './
 const PAGE = 100
 
 /** Every item of a paged list, page after page. */
-function everything<T>(page: (cursor: string | undefined) => PageOf<T> | undefined): T[] {
+async function everything<T>(
+  page: (cursor: string | undefined) => Promise<PageOf<T> | undefined>,
+): Promise<T[]> {
   const items: T[] = []
   let cursor: string | undefined
   do {
-    const next = page(cursor)
+    const next = await page(cursor)
     if (!next) break
     items.push(...next.data)
     cursor = next.next_cursor ?? undefined
@@ -20,10 +22,10 @@ function everything<T>(page: (cursor: string | undefined) => PageOf<T> | undefin
   return items
 }
 
-function accountOption(args: string[], storage: Storage): string {
+async function accountOption(args: string[], storage: Storage): Promise<string> {
   const { values } = parseArgs({ args, options: { account: { type: 'string' } } })
   const accountId = option(values, 'account')
-  if (!storage.accounts.findById(accountId)) throw new NotFoundError(`no account ${accountId}`)
+  if (!(await storage.accounts.findById(accountId))) throw new NotFoundError(`no account ${accountId}`)
   return accountId
 }
 
@@ -32,61 +34,61 @@ function idOption(args: string[]): string {
   return option(values, 'id')
 }
 
-export function accountList(args: string[]): object {
+export function accountList(args: string[]): Promise<object> {
   parseArgs({ args, options: {} })
-  return withStorage((storage) => ({ accounts: storage.accounts.listAll() }))
+  return withStorage(async (storage) => ({ accounts: await storage.accounts.listAll() }))
 }
 
-export function accountShow(args: string[]): object {
+export function accountShow(args: string[]): Promise<object> {
   const id = idOption(args)
-  return withStorage((storage) => {
-    const account = storage.accounts.findById(id)
+  return withStorage(async (storage) => {
+    const account = await storage.accounts.findById(id)
     if (!account) throw new NotFoundError(`no account ${id}`)
     return {
       ...account,
-      api_clients: storage.apiClients.listForAccount(id).length,
-      hubs: everything((cursor) => storage.agents.list(id, PAGE, cursor)).length,
-      printers: everything((cursor) => storage.printers.list(id, PAGE, cursor)).length,
+      api_clients: (await storage.apiClients.listForAccount(id)).length,
+      hubs: (await everything((cursor) => storage.agents.list(id, PAGE, cursor))).length,
+      printers: (await everything((cursor) => storage.printers.list(id, PAGE, cursor))).length,
     }
   })
 }
 
-export function clientList(args: string[]): object {
-  return withStorage((storage) => ({
-    clients: storage.apiClients.listForAccount(accountOption(args, storage)),
+export function clientList(args: string[]): Promise<object> {
+  return withStorage(async (storage) => ({
+    clients: await storage.apiClients.listForAccount(await accountOption(args, storage)),
   }))
 }
 
-export function hubList(args: string[]): object {
-  return withStorage((storage) => {
-    const accountId = accountOption(args, storage)
-    return { hubs: everything((cursor) => storage.agents.list(accountId, PAGE, cursor)) }
+export function hubList(args: string[]): Promise<object> {
+  return withStorage(async (storage) => {
+    const accountId = await accountOption(args, storage)
+    return { hubs: await everything((cursor) => storage.agents.list(accountId, PAGE, cursor)) }
   })
 }
 
-export function printerList(args: string[]): object {
-  return withStorage((storage) => {
-    const accountId = accountOption(args, storage)
-    return { printers: everything((cursor) => storage.printers.list(accountId, PAGE, cursor)) }
+export function printerList(args: string[]): Promise<object> {
+  return withStorage(async (storage) => {
+    const accountId = await accountOption(args, storage)
+    return { printers: await everything((cursor) => storage.printers.list(accountId, PAGE, cursor)) }
   })
 }
 
-export function jobList(args: string[]): object {
+export function jobList(args: string[]): Promise<object> {
   const { values } = parseArgs({ args, options: { account: { type: 'string' }, limit: { type: 'string' } } })
   const accountId = option(values, 'account')
   const limit = values.limit === undefined ? 20 : Number(values.limit)
   if (!(Number.isInteger(limit) && limit >= 1 && limit <= 100))
     throw new UsageError(`--limit must be a whole number from 1 to 100 (got ${JSON.stringify(values.limit)})`)
-  return withStorage((storage) => {
-    if (!storage.accounts.findById(accountId)) throw new NotFoundError(`no account ${accountId}`)
-    return { jobs: storage.printJobs.list(accountId, limit, undefined, {})?.data ?? [] }
+  return withStorage(async (storage) => {
+    if (!(await storage.accounts.findById(accountId))) throw new NotFoundError(`no account ${accountId}`)
+    return { jobs: (await storage.printJobs.list(accountId, limit, undefined, {}))?.data ?? [] }
   })
 }
 
-export function printerRemove(args: string[]): object {
+export function printerRemove(args: string[]): Promise<object> {
   const id = idOption(args)
-  return withStorage((storage) => {
-    const outcome = storage.printers.remove(id, new Date().toISOString())
+  return withStorage(async (storage) => {
+    const outcome = await storage.printers.remove(id, new Date().toISOString())
     if (outcome.removed) {
       const { removed: _, ...removed } = outcome
       return removed
@@ -106,25 +108,27 @@ export function printerRemove(args: string[]): object {
   })
 }
 
-export function hubShow(args: string[]): object {
+export function hubShow(args: string[]): Promise<object> {
   const id = idOption(args)
-  return withStorage((storage) => storage.agents.findById(id) ?? throwNotFound(`no hub ${id}`))
+  return withStorage(async (storage) => (await storage.agents.findById(id)) ?? throwNotFound(`no hub ${id}`))
 }
 
-export function printerShow(args: string[]): object {
+export function printerShow(args: string[]): Promise<object> {
   const id = idOption(args)
-  return withStorage((storage) => {
-    const where = storage.printers.locate(id)
-    const printer = where && storage.printers.findById(where.account_id, id)
+  return withStorage(async (storage) => {
+    const where = await storage.printers.locate(id)
+    const printer = where && (await storage.printers.findById(where.account_id, id))
     if (!where || !printer) throw new NotFoundError(`no printer ${id}`)
     return { ...printer, account_id: where.account_id, printer_key: where.printer_key }
   })
 }
 
 /** A job of any account with what its hub was told: offered, cancel requested (docs/job-lifecycle.md). */
-export function jobShow(args: string[]): object {
+export function jobShow(args: string[]): Promise<object> {
   const id = idOption(args)
-  return withStorage((storage) => storage.printJobs.dispatchable(id) ?? throwNotFound(`no print job ${id}`))
+  return withStorage(
+    async (storage) => (await storage.printJobs.dispatchable(id)) ?? throwNotFound(`no print job ${id}`),
+  )
 }
 
 function throwNotFound(message: string): never {

@@ -51,7 +51,9 @@ export class Dispatcher {
     this.#o = options
     this.#lifecycle = new JobLifecycle(options.storage.printJobs, options.logger)
     this.#retry = new HandlerRetry(options.logger, options.retryBaseMs)
-    this.#settled = new SettleWaiters((id) => options.storage.printJobs.dispatchable(id)?.status)
+    this.#settled = new SettleWaiters(
+      async (id) => (await options.storage.printJobs.dispatchable(id))?.status,
+    )
   }
 
   get lifecycle(): JobLifecycle {
@@ -82,11 +84,14 @@ export class Dispatcher {
     const sweepMs =
       this.#o.expirySweepMs ?? Math.min(15_000, Math.max(250, (this.#o.pendingExpirySeconds * 1000) / 4))
     this.#sweep = setInterval(() => {
-      try {
-        this.expireStale()
-      } catch (error) {
-        this.#o.logger.error({ err: error }, 'pending-job expiry failed; it runs again at the next sweep')
-      }
+      void this.#tracked(
+        this.expireStale().then(
+          () => {},
+          (error: unknown) => {
+            this.#o.logger.error({ err: error }, 'pending-job expiry failed; it runs again at the next sweep')
+          },
+        ),
+      )
       void this.#tracked(
         this.#offerMissed().catch((error: unknown) => {
           this.#o.logger.error({ err: error }, 'offering missed jobs failed; it runs again at the next sweep')
@@ -120,8 +125,8 @@ export class Dispatcher {
 
   async #offerCreated(job: PrintJob): Promise<void> {
     try {
-      const dispatchable = this.#o.storage.printJobs.dispatchable(job.print_job_id)
-      if (!dispatchable || !this.#o.storage.agents.findById(dispatchable.agent_id)?.online) return
+      const dispatchable = await this.#o.storage.printJobs.dispatchable(job.print_job_id)
+      if (!dispatchable || !(await this.#o.storage.agents.findById(dispatchable.agent_id))?.online) return
       await this.#offer(dispatchable)
     } catch (error) {
       this.#o.logger.error({ err: error, print_job_id: job.print_job_id }, 'offering a new job failed')
@@ -134,7 +139,7 @@ export class Dispatcher {
    * confirmation timeout (the hub is offline or slow; the request stays, and is sent again when it connects).
    */
   async cancelRequested(printJobId: string, log?: JobLog): Promise<void> {
-    const job = this.#o.storage.printJobs.dispatchable(printJobId)
+    const job = await this.#o.storage.printJobs.dispatchable(printJobId)
     if (!job) return
     if (log) this.#cancelLogs.set(printJobId, log)
     try {
@@ -151,14 +156,14 @@ export class Dispatcher {
    * one that its hub may hold is expired by that hub (asked to drop it), since only the hub knows whether it
    * started printing. Returns the ids that failed here.
    */
-  expireStale(now = new Date()): string[] {
+  async expireStale(now = new Date()): Promise<string[]> {
     const { storage, pendingExpirySeconds } = this.#o
     const cutoff = new Date(now.getTime() - pendingExpirySeconds * 1000).toISOString()
     const at = now.toISOString()
     const expired: string[] = []
-    for (const job of storage.printJobs.pendingSince(cutoff, EXPIRY_BATCH)) {
+    for (const job of await storage.printJobs.pendingSince(cutoff, EXPIRY_BATCH)) {
       if (
-        this.#lifecycle.apply(job.print_job_id, 'expireUnoffered', {
+        await this.#lifecycle.apply(job.print_job_id, 'expireUnoffered', {
           completed_at: at,
           failure_reason: 'expired',
         })
@@ -166,10 +171,10 @@ export class Dispatcher {
         expired.push(job.print_job_id)
       } else if (
         job.cancel_requested_at === null &&
-        this.#lifecycle.requestCancel(job.print_job_id, 'expired', now)
+        (await this.#lifecycle.requestCancel(job.print_job_id, 'expired', now))
       ) {
-        if (storage.agents.findById(job.agent_id)?.online)
-          void this.#askToDrop(job.agent_id, job.print_job_id, 'expired')
+        if ((await storage.agents.findById(job.agent_id))?.online)
+          void this.#tracked(this.#askToDrop(job.agent_id, job.print_job_id, 'expired'))
       }
     }
     return expired
@@ -178,15 +183,15 @@ export class Dispatcher {
   /** Jobs whose offer never went out although their hub is online (see jobCreated). */
   async #offerMissed(now = new Date()): Promise<void> {
     const cutoff = new Date(now.getTime() - MISSED_OFFER_GRACE_MS).toISOString()
-    for (const job of this.#o.storage.printJobs.unofferedToOnlineHubs(cutoff, EXPIRY_BATCH))
+    for (const job of await this.#o.storage.printJobs.unofferedToOnlineHubs(cutoff, EXPIRY_BATCH))
       await this.#offer(job)
   }
 
   async #offer(job: DispatchableJob): Promise<void> {
     const { publicUrl, pendingExpirySeconds } = this.#o
-    if (!this.#lifecycle.offered(job.print_job_id)) {
+    if (!(await this.#lifecycle.offered(job.print_job_id))) {
       // A cancel was requested meanwhile: the hub is asked to drop the job instead of being offered it.
-      const now = this.#o.storage.printJobs.dispatchable(job.print_job_id)
+      const now = await this.#o.storage.printJobs.dispatchable(job.print_job_id)
       if (now?.cancel_requested_at)
         await this.#askToDrop(job.agent_id, job.print_job_id, now.cancel_reason ?? 'cancelled')
       return
@@ -214,17 +219,17 @@ export class Dispatcher {
 
   async #presence(agentId: string, presence: HubPayload<'presence'>): Promise<void> {
     const { storage, logger } = this.#o
-    if (!storage.agents.findById(agentId)) return
+    if (!(await storage.agents.findById(agentId))) return
     const at = new Date().toISOString()
     if (!presence.online) {
-      if (storage.agents.markOffline(agentId, presence.session, at)) {
-        storage.printers.setAgentPrintersOffline(agentId, at)
+      if (await storage.agents.markOffline(agentId, presence.session, at)) {
+        await storage.printers.setAgentPrintersOffline(agentId, at)
         logger.info({ agent_id: agentId }, 'hub offline')
       }
       return
     }
-    storage.agents.markOnline(agentId, presence.session, at)
-    const unfinished = storage.printJobs.unfinishedForAgent(agentId)
+    await storage.agents.markOnline(agentId, presence.session, at)
+    const unfinished = await storage.printJobs.unfinishedForAgent(agentId)
     logger.info({ agent_id: agentId, reoffered: unfinished.length }, 'hub online')
     for (const job of unfinished) {
       if (job.cancel_requested_at !== null)
@@ -233,19 +238,19 @@ export class Dispatcher {
     }
   }
 
-  #state(agentId: string, state: HubPayload<'state'>): void {
+  async #state(agentId: string, state: HubPayload<'state'>): Promise<void> {
     const { storage } = this.#o
-    const agent = storage.agents.findById(agentId)
+    const agent = await storage.agents.findById(agentId)
     if (!agent) return
     const at = new Date().toISOString()
-    storage.agents.setReportedVersion(agentId, state.agent_version, at)
-    storage.printers.syncFromHub(agent.account_id, agentId, state.printers, at, agent.online)
+    await storage.agents.setReportedVersion(agentId, state.agent_version, at)
+    await storage.printers.syncFromHub(agent.account_id, agentId, state.printers, at, agent.online)
   }
 
   async #ack(agentId: string, ack: HubPayload<'job-ack'>): Promise<void> {
-    const job = this.#o.storage.printJobs.dispatchable(ack.print_job_id)
+    const job = await this.#o.storage.printJobs.dispatchable(ack.print_job_id)
     if (!job || job.agent_id !== agentId) return
-    this.#lifecycle.apply(job.print_job_id, 'reserve', { reserved_at: ack.at })
+    await this.#lifecycle.apply(job.print_job_id, 'reserve', { reserved_at: ack.at })
     // The hub spooled a job that is to be dropped (or that ended here without it): tell it again.
     if (job.cancel_requested_at !== null)
       await this.#askToDrop(agentId, job.print_job_id, job.cancel_reason ?? 'cancelled')
@@ -253,17 +258,17 @@ export class Dispatcher {
       await this.#askToDrop(agentId, job.print_job_id, job.status === 'failed' ? 'expired' : 'cancelled')
   }
 
-  #waiting(agentId: string, report: HubPayload<'job-waiting'>): void {
-    const job = this.#o.storage.printJobs.dispatchable(report.print_job_id)
+  async #waiting(agentId: string, report: HubPayload<'job-waiting'>): Promise<void> {
+    const job = await this.#o.storage.printJobs.dispatchable(report.print_job_id)
     if (!job || job.agent_id !== agentId) return
-    this.#lifecycle.apply(job.print_job_id, 'wait', { waiting_reason: report.reason })
+    await this.#lifecycle.apply(job.print_job_id, 'wait', { waiting_reason: report.reason })
   }
 
-  #status(agentId: string, report: HubPayload<'job-status'>): void {
+  async #status(agentId: string, report: HubPayload<'job-status'>): Promise<void> {
     const { storage, logger } = this.#o
-    const job = storage.printJobs.dispatchable(report.print_job_id)
+    const job = await storage.printJobs.dispatchable(report.print_job_id)
     if (!job || job.agent_id !== agentId) return
-    const applied = this.#lifecycle.hubReported(
+    const applied = await this.#lifecycle.hubReported(
       job.print_job_id,
       report.status,
       report.at,

@@ -15,10 +15,10 @@ interface Waiter {
  * handled by another cloud node is seen too.
  */
 export class SettleWaiters {
-  readonly #statusOf: (printJobId: string) => PrintJobStatus | undefined
+  readonly #statusOf: (printJobId: string) => Promise<PrintJobStatus | undefined>
   readonly #waiting = new Map<string, Set<Waiter>>()
 
-  constructor(statusOf: (printJobId: string) => PrintJobStatus | undefined) {
+  constructor(statusOf: (printJobId: string) => Promise<PrintJobStatus | undefined>) {
     this.#statusOf = statusOf
   }
 
@@ -27,12 +27,14 @@ export class SettleWaiters {
     return new Promise((resolve) => {
       const waiter: Waiter = {
         check: () => {
-          try {
-            const status = this.#statusOf(printJobId)
-            if (status !== 'pending' && status !== 'reserved') waiter.end()
-          } catch {
-            // A busy database: the deadline still ends the wait.
-          }
+          this.#statusOf(printJobId).then(
+            (status) => {
+              if (status !== 'pending' && status !== 'reserved') waiter.end()
+            },
+            () => {
+              // A busy database: the deadline still ends the wait.
+            },
+          )
         },
         end: () => {
           clearTimeout(deadline)

@@ -49,8 +49,8 @@ export function createDocumentIntake({
   maxDocumentBytes,
   storageQuotaBytes,
 }: DocumentIntakeOptions) {
-  const checkQuota = (accountId: string, size: number) => {
-    const used = storage.documents.retainedBytes(accountId)
+  const checkQuota = async (accountId: string, size: number) => {
+    const used = await storage.documents.retainedBytes(accountId)
     if (used + size > storageQuotaBytes) throw quotaExceeded(storageQuotaBytes, used, size)
   }
   return {
@@ -61,7 +61,7 @@ export function createDocumentIntake({
           fields: [{ field: 'document', message: 'must not be empty' }],
         })
       }
-      checkQuota(accountId, bytes.length)
+      await checkQuota(accountId, bytes.length)
       const type = resolveDocumentType(bytes, { format: declared.format, rawLanguage: declared.rawLanguage })
       if (type.format === 'raw' && type.rawLanguage) inspectRaw(bytes, type.rawLanguage)
       let sha256: string
@@ -90,8 +90,8 @@ export function createDocumentIntake({
         created_at: new Date().toISOString(),
       }
       // Checked again with the insert: another upload of the account may have been stored meanwhile.
-      if (!storage.documents.insertWithinQuota(accountId, document, storageQuotaBytes)) {
-        const used = storage.documents.retainedBytes(accountId)
+      if (!(await storage.documents.insertWithinQuota(accountId, document, storageQuotaBytes))) {
+        const used = await storage.documents.retainedBytes(accountId)
         throw quotaExceeded(storageQuotaBytes, used, bytes.length)
       }
       return document

@@ -103,7 +103,7 @@ export class Housekeeping {
     const at = new Date(now).toISOString()
     let total = 0
     for (;;) {
-      const purged = this.#o.storage.documents.purgeUnneeded(cutoff, at, BATCH)
+      const purged = await this.#o.storage.documents.purgeUnneeded(cutoff, at, BATCH)
       total += purged
       if (purged < BATCH || this.#stopped) return total
       await nextTurn()
@@ -114,11 +114,11 @@ export class Housekeeping {
     const { storage, blobs } = this.#o
     let total = 0
     for (;;) {
-      const queued = storage.documents.blobsToDelete(BATCH)
+      const queued = await storage.documents.blobsToDelete(BATCH)
       let deleted = 0
       for (const sha256 of queued) {
         if (!(await blobs.deleteIfUnusedSince(sha256, now - BLOB_REUSE_GRACE_MS))) continue
-        storage.documents.blobDeleted(sha256)
+        await storage.documents.blobDeleted(sha256)
         deleted += 1
       }
       total += deleted

@@ -44,20 +44,24 @@ function unauthorized(description: string | null): ApiError {
 /** RFC 6750 §1.1 b64token. */
 const BEARER = /^Bearer +([A-Za-z0-9\-._~+/]+=*) *$/i
 
-export function authenticate(storage: Storage, request: FastifyRequest, now = Date.now()): AuthContext {
+export async function authenticate(
+  storage: Storage,
+  request: FastifyRequest,
+  now = Date.now(),
+): Promise<AuthContext> {
   const header = request.headers.authorization
   if (header === undefined || header.trim() === '') throw unauthorized(null)
   const match = BEARER.exec(header)
   if (!match?.[1]) throw unauthorized('malformed')
-  const token = storage.apiClients.findToken(hashSecret(match[1]), now)
+  const token = await storage.apiClients.findToken(hashSecret(match[1]), now)
   if (!token) throw unauthorized('unknown or expired')
   return { accountId: token.account_id, clientId: token.client_id, scopes: token.scopes }
 }
 
 /** Agent API: `Authorization: Bearer <hub credential>`, looked up by its SHA-256. */
-export function authenticateHub(storage: Storage, request: FastifyRequest): AgentIdentity {
+export async function authenticateHub(storage: Storage, request: FastifyRequest): Promise<AgentIdentity> {
   const match = BEARER.exec(request.headers.authorization ?? '')
-  const agent = match?.[1] ? storage.agents.findByCredential(hashSecret(match[1])) : undefined
+  const agent = match?.[1] ? await storage.agents.findByCredential(hashSecret(match[1])) : undefined
   if (!agent) {
     throw new ApiError('hub_credential_invalid', 'A valid hub credential is required.', undefined, {
       'www-authenticate': `Bearer ${REALM}`,
@@ -85,7 +89,7 @@ export const authenticationPlugin = fp<{ storage: Storage }>(
     app.addHook('onRequest', async (request: FastifyRequest, reply: FastifyReply) => {
       if (request.routeOptions.config.hubAuth) {
         try {
-          request.hub = authenticateHub(storage, request)
+          request.hub = await authenticateHub(storage, request)
         } catch (error) {
           // Hub routes are exempt from the address quota only for hubs (rate-limit.ts).
           await app.addressQuota(request, reply)
@@ -95,7 +99,7 @@ export const authenticationPlugin = fp<{ storage: Storage }>(
       }
       const required = request.routeOptions.config.scopes
       if (required === undefined) return
-      const auth = authenticate(storage, request)
+      const auth = await authenticate(storage, request)
       requireScopes(auth, required)
       request.auth = auth
     })

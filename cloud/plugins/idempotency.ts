@@ -62,11 +62,9 @@ export const idempotencyPlugin = fp<IdempotencyOptions>(
     const holds = new Set<NodeJS.Timeout>()
     const hold = (scope: IdempotencyScope) => {
       const timer = setInterval(() => {
-        try {
-          storage.idempotency.renew(scope, Date.now() + lockMs)
-        } catch {
+        storage.idempotency.renew(scope, Date.now() + lockMs).catch(() => {
           // A busy database: the next renewal tries again before the claim runs out.
-        }
+        })
       }, lockMs / 3)
       timer.unref()
       holds.add(timer)
@@ -88,7 +86,7 @@ export const idempotencyPlugin = fp<IdempotencyOptions>(
       const fingerprint = requestFingerprint(request)
       const deadline = Date.now() + waitMs
       for (let delay = 5; ; delay = Math.min(delay * 2, 200)) {
-        const state = storage.idempotency.begin(scope, fingerprint, Date.now(), lockMs, ttlMs)
+        const state = await storage.idempotency.begin(scope, fingerprint, Date.now(), lockMs, ttlMs)
         switch (state.outcome) {
           case 'started':
             request.idempotencyScope = scope
@@ -125,9 +123,9 @@ export const idempotencyPlugin = fp<IdempotencyOptions>(
       if (!scope) return payload
       request.idempotencyScope = null
       if (reply.statusCode >= 200 && reply.statusCode < 300 && typeof payload === 'string') {
-        storage.idempotency.complete(scope, reply.statusCode, payload)
+        await storage.idempotency.complete(scope, reply.statusCode, payload)
       } else {
-        storage.idempotency.release(scope)
+        await storage.idempotency.release(scope)
       }
       return payload
     })
@@ -135,7 +133,7 @@ export const idempotencyPlugin = fp<IdempotencyOptions>(
     app.addHook('onResponse', async (request) => {
       request.idempotencyHold?.()
       request.idempotencyHold = null
-      if (request.idempotencyScope) storage.idempotency.release(request.idempotencyScope)
+      if (request.idempotencyScope) await storage.idempotency.release(request.idempotencyScope)
     })
   },
   { name: 'idempotency', dependencies: ['authentication'] },

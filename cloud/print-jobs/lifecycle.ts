@@ -79,14 +79,19 @@ export class JobLifecycle {
   }
 
   /** Applies `event` if the job is where its rule starts; false (changing nothing) otherwise. */
-  apply(printJobId: string, event: JobEvent, change: StatusChange = {}, log = this.#log): boolean {
-    const applied = this.#jobs.apply(printJobId, JOB_RULES[event], change)
-    if (applied && log) this.#logApplied(printJobId, event, change, log)
+  async apply(
+    printJobId: string,
+    event: JobEvent,
+    change: StatusChange = {},
+    log = this.#log,
+  ): Promise<boolean> {
+    const applied = await this.#jobs.apply(printJobId, JOB_RULES[event], change)
+    if (applied && log) await this.#logApplied(printJobId, event, change, log)
     return applied
   }
 
-  #logApplied(printJobId: string, event: JobEvent, change: StatusChange, log: JobLog): void {
-    const job = this.#jobs.dispatchable(printJobId)
+  async #logApplied(printJobId: string, event: JobEvent, change: StatusChange, log: JobLog): Promise<void> {
+    const job = await this.#jobs.dispatchable(printJobId)
     const failureReason = job?.status === 'failed' ? job.failure_reason : undefined
     log.info(
       {
@@ -101,11 +106,16 @@ export class JobLifecycle {
     )
   }
 
-  offered(printJobId: string, at = new Date()): boolean {
+  offered(printJobId: string, at = new Date()): Promise<boolean> {
     return this.apply(printJobId, 'offer', { offered_at: at.toISOString() })
   }
 
-  requestCancel(printJobId: string, reason: CancelReason, at = new Date(), log = this.#log): boolean {
+  requestCancel(
+    printJobId: string,
+    reason: CancelReason,
+    at = new Date(),
+    log = this.#log,
+  ): Promise<boolean> {
     return this.apply(
       printJobId,
       'requestCancel',
@@ -121,7 +131,7 @@ export class JobLifecycle {
     at: string,
     failure: { reason?: string; detail?: string } = {},
     log = this.#log,
-  ): boolean {
+  ): Promise<boolean> {
     switch (status) {
       case 'printing':
         return this.apply(printJobId, 'start', { reserved_at: at, started_at: at }, log)

@@ -36,14 +36,14 @@ function unknownReferences(...fields: Reference[]): ApiError {
 /** Creates print jobs: route check, queue capacity, then the pending job (DESIGN: one print job, end to end). */
 export interface PrintJobSubmitter {
   /** The account's printer, or a 422 naming printer_id (another account's printer is not disclosed). */
-  printerFor(accountId: string, printerId: string): Printer
-  documentFor(accountId: string, documentId: string): Document
+  printerFor(accountId: string, printerId: string): Promise<Printer>
+  documentFor(accountId: string, documentId: string): Promise<Document>
   /** Both references of POST /api/v1/print-jobs; one 422 naming every id that names nothing. */
   referencesFor(
     accountId: string,
     printerId: string,
     documentId: string,
-  ): { printer: Printer; document: Document }
+  ): Promise<{ printer: Printer; document: Document }>
   /**
    * Inserts the pending job, logs it with `log` (the request's; tests may omit it), then tells its hub
    * (through `onCreated`). Under an Idempotency-Key, the key's answer (201 and the job) is written in the
@@ -66,15 +66,22 @@ export function createPrintJobSubmitter(
   onCreated: (job: PrintJob) => Promise<void>,
 ): PrintJobSubmitter {
   return {
-    printerFor(accountId, printerId) {
-      return storage.printers.findById(accountId, printerId) ?? throwError(unknownReferences('printer_id'))
+    async printerFor(accountId, printerId) {
+      return (
+        (await storage.printers.findById(accountId, printerId)) ?? throwError(unknownReferences('printer_id'))
+      )
     },
-    documentFor(accountId, documentId) {
-      return storage.documents.findById(accountId, documentId) ?? throwError(unknownReferences('document_id'))
+    async documentFor(accountId, documentId) {
+      return (
+        (await storage.documents.findById(accountId, documentId)) ??
+        throwError(unknownReferences('document_id'))
+      )
     },
-    referencesFor(accountId, printerId, documentId) {
-      const printer = storage.printers.findById(accountId, printerId)
-      const document = storage.documents.findById(accountId, documentId)
+    async referencesFor(accountId, printerId, documentId) {
+      const [printer, document] = await Promise.all([
+        storage.printers.findById(accountId, printerId),
+        storage.documents.findById(accountId, documentId),
+      ])
       if (printer && document) return { printer, document }
       const unknown: Reference[] = []
       if (!printer) unknown.push('printer_id')
@@ -103,9 +110,9 @@ export function createPrintJobSubmitter(
       }
       let inserted: boolean
       try {
-        inserted = storage.atomically(() => {
-          if (!storage.printJobs.insertWithinCapacity(accountId, job, queueCapacity)) return false
-          if (idempotency) storage.idempotency.complete(idempotency, 201, JSON.stringify(job))
+        inserted = await storage.atomically(async (tx) => {
+          if (!(await tx.printJobs.insertWithinCapacity(accountId, job, queueCapacity))) return false
+          if (idempotency) await tx.idempotency.complete(idempotency, 201, JSON.stringify(job))
           return true
         })
       } catch (error) {

@@ -1,4 +1,3 @@
-import { createReadStream } from 'node:fs'
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox'
 import type { FastifyPluginAsync, FastifyRequest } from 'fastify'
 import { Type } from 'typebox'
@@ -79,7 +78,7 @@ export const agentApiRoutes: FastifyPluginAsync<AgentApiOptions> = async (app, o
       reply.header('cache-control', 'no-store')
       await app.tokenFailures.check(request)
       const credential = generateSecret('hub')
-      const claimed = storage.enrollments.claim(
+      const claimed = await storage.enrollments.claim(
         hashSecret(request.body.token),
         hashSecret(credential),
         request.body.hostname,
@@ -142,15 +141,16 @@ export const agentApiRoutes: FastifyPluginAsync<AgentApiOptions> = async (app, o
     },
     async (request, reply) => {
       const hub = hubOf(request)
-      const document = storage.printJobs.agentMayRead(hub.agent_id, request.params.documentId)
-        ? storage.documents.findById(hub.account_id, request.params.documentId)
+      const document = (await storage.printJobs.agentMayRead(hub.agent_id, request.params.documentId))
+        ? await storage.documents.findById(hub.account_id, request.params.documentId)
         : undefined
-      if (!document) throw new ApiError('document_not_found', 'No such document for this hub.')
+      const bytes = document && (await blobs.open(document.sha256))
+      if (!document || !bytes) throw new ApiError('document_not_found', 'No such document for this hub.')
       return reply
         .header('content-type', 'application/octet-stream')
-        .header('content-length', String(document.size_bytes))
+        .header('content-length', String(bytes.size))
         .header('x-content-sha256', document.sha256)
-        .send(createReadStream(blobs.pathOf(document.sha256)))
+        .send(bytes.stream)
     },
   )
 }

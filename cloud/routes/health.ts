@@ -3,7 +3,7 @@ import { ApiError } from '../errors.ts'
 import { sendError } from '../plugins/error-handler.ts'
 
 /** What this node needs to serve, by name (`database`, `broker`): each answers whether it is ready now. */
-export type ReadinessChecks = Record<string, () => boolean>
+export type ReadinessChecks = Record<string, () => boolean | Promise<boolean>>
 
 /**
  * Probes for load balancers and systemd, outside the spec's API (not in /openapi.json): no credentials, no
@@ -18,9 +18,10 @@ export const healthRoutes: FastifyPluginAsync<{ checks: ReadinessChecks }> = asy
   app.get('/healthz', probe, async () => ({ status: 'ok' }))
 
   app.get('/readyz', probe, async (_request, reply) => {
-    const notReady = Object.entries(checks)
-      .filter(([, ready]) => !ready())
-      .map(([name]) => name)
+    const answers = await Promise.all(
+      Object.entries(checks).map(async ([name, ready]) => ({ name, ready: await ready() })),
+    )
+    const notReady = answers.filter((answer) => !answer.ready).map((answer) => answer.name)
     if (notReady.join() !== notReadyBefore.join()) {
       if (notReady.length > 0) app.log.warn({ not_ready: notReady }, 'not ready')
       else app.log.info('ready again')

@@ -134,7 +134,7 @@ export const oauthTokenRoutes: FastifyPluginAsync<OauthTokenOptions> = async (
       }
       // The secret is checked before any count of the client's failures: a client id is no secret (RFC 6749
       // §2.2), so failures sent by others with it must not refuse the right secret.
-      const client = storage.apiClients.findById(credentials.clientId)
+      const client = await storage.apiClients.findById(credentials.clientId)
       // Hash and compare even for an unknown client, so both failures take the same time.
       const matches = secretMatches(credentials.clientSecret, client?.secret_hash ?? hashSecret(''))
       if (!client || !matches || client.revoked_at !== null) {
@@ -147,7 +147,7 @@ export const oauthTokenRoutes: FastifyPluginAsync<OauthTokenOptions> = async (
       }
       const scopes = grantedScopes(body.scope, client.scopes)
       const accessToken = generateSecret('pat')
-      storage.apiClients.storeToken(hashSecret(accessToken), {
+      await storage.apiClients.storeToken(hashSecret(accessToken), {
         account_id: client.account_id,
         client_id: client.client_id,
         scopes,

@@ -126,7 +126,7 @@ export const printJobRoutes: FastifyPluginAsync<PrintJobRoutesOptions> = async (
     async (request, reply) => {
       const { accountId } = authOf(request)
       const { printer_id, document_id } = request.body
-      const { printer, document } = submitter.referencesFor(accountId, printer_id, document_id)
+      const { printer, document } = await submitter.referencesFor(accountId, printer_id, document_id)
       return reply.code(201).send(await create(request, printer, document, request.body))
     },
   )
@@ -152,7 +152,7 @@ export const printJobRoutes: FastifyPluginAsync<PrintJobRoutesOptions> = async (
     async (request, reply) => {
       const { accountId } = authOf(request)
       const body = request.body
-      const printer = submitter.printerFor(accountId, body.printer_id)
+      const printer = await submitter.printerFor(accountId, body.printer_id)
       const fetched = await fetchPublicDocument(body.document_url, fetchOptions)
       const document = await intake.ingest(accountId, fetched.bytes, {
         format: body.document_format,
@@ -185,7 +185,7 @@ export const printJobRoutes: FastifyPluginAsync<PrintJobRoutesOptions> = async (
     async (request, reply) => {
       const { accountId } = authOf(request)
       const body = request.body
-      const printer = submitter.printerFor(accountId, body.printer_id)
+      const printer = await submitter.printerFor(accountId, body.printer_id)
       const bytes = decoded.get(request) ?? decodeDocumentBase64(body.document_base64, maxDocumentBytes)
       const document = await intake.ingest(accountId, bytes, {
         format: body.document_format,
@@ -209,7 +209,7 @@ export const printJobRoutes: FastifyPluginAsync<PrintJobRoutesOptions> = async (
       },
     },
     async (request) => {
-      const job = storage.printJobs.findById(authOf(request).accountId, request.params.printJobId)
+      const job = await storage.printJobs.findById(authOf(request).accountId, request.params.printJobId)
       if (!job) throw new ApiError('print_job_not_found', 'No such print job.')
       return job
     },
@@ -241,19 +241,21 @@ export const printJobRoutes: FastifyPluginAsync<PrintJobRoutesOptions> = async (
     async (request, reply) => {
       const { accountId } = authOf(request)
       const { printJobId } = request.params
-      const job = storage.printJobs.findById(accountId, printJobId)
+      const job = await storage.printJobs.findById(accountId, printJobId)
       if (!job) throw new ApiError('print_job_not_found', 'No such print job.')
       const notCancellable = (status: PrintJob['status'] | undefined) =>
         new ApiError('print_job_not_cancellable', `A ${status} job cannot be cancelled.`, { status })
       // docs/job-lifecycle.md: a job no hub was offered is cancelled here; otherwise only its hub can say
       // that none of its bytes reached the printer, so the cancel is confirmed by the hub.
       const now = new Date()
-      if (lifecycle.apply(printJobId, 'cancelUnoffered', { completed_at: now.toISOString() }, request.log))
+      if (
+        await lifecycle.apply(printJobId, 'cancelUnoffered', { completed_at: now.toISOString() }, request.log)
+      )
         return storage.printJobs.findById(accountId, printJobId)
-      if (!lifecycle.requestCancel(printJobId, 'cancelled', now, request.log))
-        throw notCancellable(storage.printJobs.findById(accountId, printJobId)?.status)
+      if (!(await lifecycle.requestCancel(printJobId, 'cancelled', now, request.log)))
+        throw notCancellable((await storage.printJobs.findById(accountId, printJobId))?.status)
       await jobEvents.cancelRequested(printJobId, request.log)
-      const after = storage.printJobs.findById(accountId, printJobId)
+      const after = await storage.printJobs.findById(accountId, printJobId)
       if (after?.status === 'cancelled') return after
       if (after?.status === 'pending' || after?.status === 'reserved') return reply.code(202).send(after)
       throw notCancellable(after?.status)
@@ -278,7 +280,9 @@ export const printJobRoutes: FastifyPluginAsync<PrintJobRoutesOptions> = async (
     async (request) => {
       const { limit = 50, cursor, status, printer_id } = request.query
       const filter = { ...(status && { status }), ...(printer_id && { printer_id }) }
-      return storage.printJobs.list(authOf(request).accountId, limit, cursor, filter) ?? unknownCursor()
+      return (
+        (await storage.printJobs.list(authOf(request).accountId, limit, cursor, filter)) ?? unknownCursor()
+      )
     },
   )
 }

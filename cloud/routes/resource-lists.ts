@@ -27,7 +27,7 @@ export const resourceListRoutes: FastifyPluginAsync<{ storage: Storage }> = asyn
     },
     async (request) => {
       const { limit = 50, cursor } = request.query as { limit?: number; cursor?: string }
-      return storage.agents.list(authOf(request).accountId, limit, cursor) ?? unknownCursor()
+      return (await storage.agents.list(authOf(request).accountId, limit, cursor)) ?? unknownCursor()
     },
   )
 
@@ -48,7 +48,7 @@ export const resourceListRoutes: FastifyPluginAsync<{ storage: Storage }> = asyn
     },
     async (request) => {
       const { limit = 50, cursor } = request.query as { limit?: number; cursor?: string }
-      return storage.printers.list(authOf(request).accountId, limit, cursor) ?? unknownCursor()
+      return (await storage.printers.list(authOf(request).accountId, limit, cursor)) ?? unknownCursor()
     },
   )
 }

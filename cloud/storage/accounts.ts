@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto'
-import type { SqliteDatabase } from './database.ts'
+import type { Sql } from './engine.ts'
 
 export interface Account {
   account_id: string
@@ -8,25 +8,22 @@ export interface Account {
 }
 
 export interface AccountRepository {
-  create(name: string): Account
-  findById(accountId: string): Account | undefined
+  create(name: string): Promise<Account>
+  findById(accountId: string): Promise<Account | undefined>
   /** Every account, oldest first (for the operator's CLI). */
-  listAll(): Account[]
+  listAll(): Promise<Account[]>
 }
 
-export function createAccountRepository(db: SqliteDatabase): AccountRepository {
-  const insert = db.prepare('INSERT INTO accounts (account_id, name, created_at) VALUES (?, ?, ?)')
-  const byId = db.prepare<[string], Account>(
-    'SELECT account_id, name, created_at FROM accounts WHERE account_id = ?',
-  )
-  const all = db.prepare<[], Account>('SELECT account_id, name, created_at FROM accounts ORDER BY created_at')
+export function createAccountRepository({ db }: Sql): AccountRepository {
+  const columns = ['account_id', 'name', 'created_at'] as const
   return {
-    create(name) {
+    async create(name) {
       const account = { account_id: randomUUID(), name, created_at: new Date().toISOString() }
-      insert.run(account.account_id, account.name, account.created_at)
+      await db.insertInto('accounts').values(account).execute()
       return account
     },
-    findById: (accountId) => byId.get(accountId),
-    listAll: () => all.all(),
+    findById: (accountId) =>
+      db.selectFrom('accounts').select(columns).where('account_id', '=', accountId).executeTakeFirst(),
+    listAll: () => db.selectFrom('accounts').select(columns).orderBy('created_at').execute(),
   }
 }

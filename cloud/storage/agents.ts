@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto'
 import type { Agent } from '../../protocol/agent.ts'
 import type { PageOf } from '../../protocol/pagination.ts'
-import type { SqliteDatabase } from './database.ts'
+import { affected, type Sql } from './engine.ts'
 import { pageAfter } from './paging.ts'
 
 export interface NewAgent {
@@ -19,30 +19,29 @@ export interface AgentIdentity {
 }
 
 export interface AgentRepository {
-  insert(agent: NewAgent): Agent
+  insert(agent: NewAgent): Promise<Agent>
   /** The hub with this credential, unless it was revoked. */
-  findByCredential(credentialHash: Buffer): AgentIdentity | undefined
-  findById(agentId: string): (Agent & { account_id: string }) | undefined
+  findByCredential(credentialHash: Buffer): Promise<AgentIdentity | undefined>
+  findById(agentId: string): Promise<(Agent & { account_id: string }) | undefined>
   /** The hub connected with this MQTT session. */
-  markOnline(agentId: string, sessionId: string, at: string): void
+  markOnline(agentId: string, sessionId: string, at: string): Promise<void>
   /**
    * The hub's session ended. Only the current session may take the hub offline: the last will of an old
    * connection that arrives after the hub reconnected changes nothing. Returns whether it went offline.
    */
-  markOffline(agentId: string, sessionId: string | null, at: string): boolean
+  markOffline(agentId: string, sessionId: string | null, at: string): Promise<boolean>
   /** After a restart of the embedded broker every session is gone. */
-  markAllOffline(): void
-  setReportedVersion(agentId: string, version: string, at: string): void
+  markAllOffline(): Promise<void>
+  setReportedVersion(agentId: string, version: string, at: string): Promise<void>
   /** Revokes the hub's credential; undefined when there is no such hub. Revoking twice keeps the first time. */
-  revoke(agentId: string, now: Date): { agent_id: string; revoked_at: string } | undefined
+  revoke(agentId: string, now: Date): Promise<{ agent_id: string; revoked_at: string } | undefined>
   /** Hubs revoked at or after `since` (an ISO time), oldest first. */
-  revokedSince(since: string): { agent_id: string; revoked_at: string }[]
+  revokedSince(since: string): Promise<{ agent_id: string; revoked_at: string }[]>
   /** Newest first. `cursor` is the id of the last agent of the previous page; unknown → undefined. */
-  list(accountId: string, limit: number, cursor?: string): PageOf<Agent> | undefined
+  list(accountId: string, limit: number, cursor?: string): Promise<PageOf<Agent> | undefined>
 }
 
 interface AgentRow {
-  seq: number
   agent_id: string
   name: string
   online: number
@@ -50,6 +49,8 @@ interface AgentRow {
   version: string | null
   created_at: string
 }
+
+const AGENT_COLUMNS = ['agent_id', 'name', 'online', 'last_seen_at', 'version', 'created_at'] as const
 
 const toAgent = (row: AgentRow): Agent => ({
   agent_id: row.agent_id,
@@ -60,59 +61,74 @@ const toAgent = (row: AgentRow): Agent => ({
   created_at: row.created_at,
 })
 
-export function createAgentRepository(db: SqliteDatabase): AgentRepository {
-  const insert = db.prepare(
-    'INSERT INTO agents (agent_id, account_id, name, online, last_seen_at, version, created_at) VALUES (?, ?, ?, ?, ?, ?, ?)',
-  )
-  const seqOf = db.prepare<[string, string], { seq: number }>(
-    'SELECT seq FROM agents WHERE account_id = ? AND agent_id = ?',
-  )
-  const page = db.prepare<[string, number, number], AgentRow>(
-    'SELECT * FROM agents WHERE account_id = ? AND seq < ? ORDER BY seq DESC LIMIT ?',
-  )
-  const byCredential = db.prepare<[Buffer], AgentIdentity>(
-    'SELECT agent_id, account_id FROM agents WHERE credential_hash = ? AND revoked_at IS NULL',
-  )
-  const markRevoked = db.prepare('UPDATE agents SET revoked_at = ? WHERE agent_id = ? AND revoked_at IS NULL')
-  const revocation = db.prepare<[string], { agent_id: string; revoked_at: string }>(
-    'SELECT agent_id, revoked_at FROM agents WHERE agent_id = ? AND revoked_at IS NOT NULL',
-  )
-  const revokedSince = db.prepare<[string], { agent_id: string; revoked_at: string }>(
-    'SELECT agent_id, revoked_at FROM agents WHERE revoked_at >= ? ORDER BY revoked_at',
-  )
-  const byId = db.prepare<[string], AgentRow & { account_id: string }>(
-    'SELECT * FROM agents WHERE agent_id = ?',
-  )
-  const online = db.prepare(
-    'UPDATE agents SET online = 1, session_id = ?, last_seen_at = ? WHERE agent_id = ?',
-  )
-  const offline = db.prepare(
-    'UPDATE agents SET online = 0, last_seen_at = ? WHERE agent_id = ? AND (? IS NULL OR session_id = ?)',
-  )
-  const allOffline = db.prepare('UPDATE agents SET online = 0 WHERE online = 1')
-  const version = db.prepare('UPDATE agents SET version = ?, last_seen_at = ? WHERE agent_id = ?')
+export function createAgentRepository({ db }: Sql): AgentRepository {
   return {
-    findByCredential: (credentialHash) => byCredential.get(credentialHash),
-    revoke(agentId, now) {
-      markRevoked.run(now.toISOString(), agentId)
-      return revocation.get(agentId)
+    findByCredential: (credentialHash) =>
+      db
+        .selectFrom('agents')
+        .select(['agent_id', 'account_id'])
+        .where('credential_hash', '=', credentialHash)
+        .where('revoked_at', 'is', null)
+        .executeTakeFirst(),
+    async revoke(agentId, now) {
+      // One conditional UPDATE: the first revocation's time stays.
+      await db
+        .updateTable('agents')
+        .set({ revoked_at: now.toISOString() })
+        .where('agent_id', '=', agentId)
+        .where('revoked_at', 'is', null)
+        .execute()
+      const row = await db
+        .selectFrom('agents')
+        .select(['agent_id', 'revoked_at'])
+        .where('agent_id', '=', agentId)
+        .where('revoked_at', 'is not', null)
+        .executeTakeFirst()
+      return row?.revoked_at ? { agent_id: row.agent_id, revoked_at: row.revoked_at } : undefined
     },
-    revokedSince: (since) => revokedSince.all(since),
-    findById(agentId) {
-      const row = byId.get(agentId)
+    async revokedSince(since) {
+      const rows = await db
+        .selectFrom('agents')
+        .select(['agent_id', 'revoked_at'])
+        .where('revoked_at', '>=', since)
+        .orderBy('revoked_at')
+        .execute()
+      return rows.map((row) => ({ agent_id: row.agent_id, revoked_at: row.revoked_at ?? since }))
+    },
+    async findById(agentId) {
+      const row = await db
+        .selectFrom('agents')
+        .select([...AGENT_COLUMNS, 'account_id'])
+        .where('agent_id', '=', agentId)
+        .executeTakeFirst()
       return row && { ...toAgent(row), account_id: row.account_id }
     },
-    markOnline(agentId, sessionId, at) {
-      online.run(sessionId, at, agentId)
+    async markOnline(agentId, sessionId, at) {
+      await db
+        .updateTable('agents')
+        .set({ online: 1, session_id: sessionId, last_seen_at: at })
+        .where('agent_id', '=', agentId)
+        .execute()
     },
-    markOffline: (agentId, sessionId, at) => offline.run(at, agentId, sessionId, sessionId).changes === 1,
-    markAllOffline() {
-      allOffline.run()
+    async markOffline(agentId, sessionId, at) {
+      let update = db
+        .updateTable('agents')
+        .set({ online: 0, last_seen_at: at })
+        .where('agent_id', '=', agentId)
+      if (sessionId !== null) update = update.where('session_id', '=', sessionId)
+      return affected(await update.executeTakeFirst()) === 1
     },
-    setReportedVersion(agentId, reported, at) {
-      version.run(reported, at, agentId)
+    async markAllOffline() {
+      await db.updateTable('agents').set({ online: 0 }).where('online', '=', 1).execute()
     },
-    insert(agent) {
+    async setReportedVersion(agentId, reported, at) {
+      await db
+        .updateTable('agents')
+        .set({ version: reported, last_seen_at: at })
+        .where('agent_id', '=', agentId)
+        .execute()
+    },
+    async insert(agent) {
       const row = {
         agent_id: agent.agent_id ?? randomUUID(),
         name: agent.name,
@@ -121,21 +137,35 @@ export function createAgentRepository(db: SqliteDatabase): AgentRepository {
         version: agent.version ?? null,
         created_at: new Date().toISOString(),
       }
-      insert.run(
-        row.agent_id,
-        agent.account_id,
-        row.name,
-        row.online ? 1 : 0,
-        row.last_seen_at,
-        row.version,
-        row.created_at,
-      )
+      await db
+        .insertInto('agents')
+        .values({ ...row, account_id: agent.account_id, online: row.online ? 1 : 0 })
+        .execute()
       return row
     },
-    list(accountId, limit, cursor) {
+    async list(accountId, limit, cursor) {
+      const before =
+        cursor === undefined
+          ? Number.MAX_SAFE_INTEGER
+          : (
+              await db
+                .selectFrom('agents')
+                .select('seq')
+                .where('account_id', '=', accountId)
+                .where('agent_id', '=', cursor)
+                .executeTakeFirst()
+            )?.seq
       return pageAfter(
-        cursor === undefined ? Number.MAX_SAFE_INTEGER : seqOf.get(accountId, cursor)?.seq,
-        (before) => page.all(accountId, before, limit + 1),
+        before,
+        (seq) =>
+          db
+            .selectFrom('agents')
+            .select(AGENT_COLUMNS)
+            .where('account_id', '=', accountId)
+            .where('seq', '<', seq)
+            .orderBy('seq', 'desc')
+            .limit(limit + 1)
+            .execute(),
         limit,
         toAgent,
         (agent) => agent.agent_id,

@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto'
 import type { Scope } from '../../protocol/enums.ts'
-import type { SqliteDatabase } from './database.ts'
+import { affected, inTransaction, type Sql } from './engine.ts'
 
 export interface ApiClient {
   client_id: string
@@ -19,59 +19,37 @@ export interface IssuedToken {
 }
 
 export interface ApiClientRepository {
-  create(accountId: string, secretHash: Buffer, scopes: readonly Scope[]): ApiClient
-  findById(clientId: string): ApiClient | undefined
+  create(accountId: string, secretHash: Buffer, scopes: readonly Scope[]): Promise<ApiClient>
+  findById(clientId: string): Promise<ApiClient | undefined>
   /** Stores an access token by its hash; `expiresAt` in epoch milliseconds. */
-  storeToken(tokenHash: Buffer, token: IssuedToken): void
+  storeToken(tokenHash: Buffer, token: IssuedToken): Promise<void>
   /** The unexpired token with this hash, if any, unless its client was revoked. */
-  findToken(tokenHash: Buffer, now: number): IssuedToken | undefined
+  findToken(tokenHash: Buffer, now: number): Promise<IssuedToken | undefined>
   /**
    * Revokes the client: its secret gets no more tokens and its tokens are deleted (findToken also checks,
    * so a token issued while this runs is refused too). Returns the client as revoked, or undefined when
    * there is no such client; revoking twice keeps the first time.
    */
-  revoke(clientId: string, now: Date): ApiClient | undefined
-  deleteExpiredTokens(now: number): number
+  revoke(clientId: string, now: Date): Promise<ApiClient | undefined>
+  deleteExpiredTokens(now: number): Promise<number>
   /** The account's clients, oldest first, without their secret hashes (for the operator's CLI). */
-  listForAccount(accountId: string): Omit<ApiClient, 'secret_hash'>[]
+  listForAccount(accountId: string): Promise<Omit<ApiClient, 'secret_hash'>[]>
 }
 
-interface ClientRow extends Omit<ApiClient, 'scopes'> {
-  scopes: string
-}
-interface TokenRow extends Omit<IssuedToken, 'scopes'> {
-  scopes: string
-}
+const splitScopes = (scopes: string) => (scopes === '' ? [] : (scopes.split(' ') as Scope[]))
 
-export function createApiClientRepository(db: SqliteDatabase): ApiClientRepository {
-  const insertClient = db.prepare(
-    'INSERT INTO api_clients (client_id, account_id, secret_hash, scopes, created_at) VALUES (?, ?, ?, ?, ?)',
-  )
-  const clientById = db.prepare<[string], ClientRow>('SELECT * FROM api_clients WHERE client_id = ?')
-  const insertToken = db.prepare(
-    'INSERT INTO access_tokens (token_hash, client_id, account_id, scopes, expires_at, created_at) VALUES (?, ?, ?, ?, ?, ?)',
-  )
-  const tokenByHash = db.prepare<[Buffer, number], TokenRow>(
-    `SELECT t.account_id, t.client_id, t.scopes, t.expires_at FROM access_tokens t
-     JOIN api_clients c ON c.client_id = t.client_id
-     WHERE t.token_hash = ? AND t.expires_at > ? AND c.revoked_at IS NULL`,
-  )
-  const markRevoked = db.prepare(
-    'UPDATE api_clients SET revoked_at = ? WHERE client_id = ? AND revoked_at IS NULL',
-  )
-  const deleteClientTokens = db.prepare('DELETE FROM access_tokens WHERE client_id = ?')
-  const revokeClient = db.transaction((clientId: string, at: string) => {
-    markRevoked.run(at, clientId)
-    deleteClientTokens.run(clientId)
-    return clientById.get(clientId)
-  })
-  const deleteExpired = db.prepare('DELETE FROM access_tokens WHERE expires_at <= ?')
-  const clientsOf = db.prepare<[string], Omit<ClientRow, 'secret_hash'>>(
-    'SELECT client_id, account_id, scopes, created_at, revoked_at FROM api_clients WHERE account_id = ? ORDER BY created_at',
-  )
-  const splitScopes = (scopes: string) => (scopes === '' ? [] : (scopes.split(' ') as Scope[]))
+export function createApiClientRepository(sql: Sql): ApiClientRepository {
+  const { db } = sql
+  const findById = async (clientId: string, on = db) => {
+    const row = await on
+      .selectFrom('api_clients')
+      .selectAll()
+      .where('client_id', '=', clientId)
+      .executeTakeFirst()
+    return row && { ...row, scopes: splitScopes(row.scopes) }
+  }
   return {
-    create(accountId, secretHash, scopes) {
+    async create(accountId, secretHash, scopes) {
       const client = {
         client_id: randomUUID(),
         account_id: accountId,
@@ -80,33 +58,58 @@ export function createApiClientRepository(db: SqliteDatabase): ApiClientReposito
         created_at: new Date().toISOString(),
         revoked_at: null,
       }
-      insertClient.run(client.client_id, accountId, secretHash, scopes.join(' '), client.created_at)
+      await db
+        .insertInto('api_clients')
+        .values({ ...client, scopes: scopes.join(' ') })
+        .execute()
       return client
     },
-    findById(clientId) {
-      const row = clientById.get(clientId)
+    findById: (clientId) => findById(clientId),
+    async storeToken(tokenHash, token) {
+      await db
+        .insertInto('access_tokens')
+        .values({
+          token_hash: tokenHash,
+          client_id: token.client_id,
+          account_id: token.account_id,
+          scopes: token.scopes.join(' '),
+          expires_at: token.expires_at,
+          created_at: new Date().toISOString(),
+        })
+        .execute()
+    },
+    async findToken(tokenHash, now) {
+      const row = await db
+        .selectFrom('access_tokens as t')
+        .innerJoin('api_clients as c', 'c.client_id', 't.client_id')
+        .select(['t.account_id', 't.client_id', 't.scopes', 't.expires_at'])
+        .where('t.token_hash', '=', tokenHash)
+        .where('t.expires_at', '>', now)
+        .where('c.revoked_at', 'is', null)
+        .executeTakeFirst()
       return row && { ...row, scopes: splitScopes(row.scopes) }
     },
-    storeToken(tokenHash, token) {
-      insertToken.run(
-        tokenHash,
-        token.client_id,
-        token.account_id,
-        token.scopes.join(' '),
-        token.expires_at,
-        new Date().toISOString(),
-      )
+    revoke: (clientId, now) =>
+      inTransaction(sql, async ({ db: tx }) => {
+        await tx
+          .updateTable('api_clients')
+          .set({ revoked_at: now.toISOString() })
+          .where('client_id', '=', clientId)
+          .where('revoked_at', 'is', null)
+          .execute()
+        await tx.deleteFrom('access_tokens').where('client_id', '=', clientId).execute()
+        return findById(clientId, tx)
+      }),
+    deleteExpiredTokens: async (now) =>
+      affected(await db.deleteFrom('access_tokens').where('expires_at', '<=', now).executeTakeFirst()),
+    async listForAccount(accountId) {
+      const rows = await db
+        .selectFrom('api_clients')
+        .select(['client_id', 'account_id', 'scopes', 'created_at', 'revoked_at'])
+        .where('account_id', '=', accountId)
+        .orderBy('created_at')
+        .execute()
+      return rows.map((row) => ({ ...row, scopes: splitScopes(row.scopes) }))
     },
-    findToken(tokenHash, now) {
-      const row = tokenByHash.get(tokenHash, now)
-      return row && { ...row, scopes: splitScopes(row.scopes) }
-    },
-    revoke(clientId, now) {
-      const row = revokeClient.immediate(clientId, now.toISOString())
-      return row && { ...row, scopes: splitScopes(row.scopes) }
-    },
-    deleteExpiredTokens: (now) => deleteExpired.run(now).changes,
-    listForAccount: (accountId) =>
-      clientsOf.all(accountId).map((row) => ({ ...row, scopes: splitScopes(row.scopes) })),
   }
 }

@@ -1,6 +1,13 @@
 import { createHash, randomUUID } from 'node:crypto'
-import { mkdir, rename, rm, stat, utimes, writeFile } from 'node:fs/promises'
+import { mkdir, open, rename, rm, stat, utimes, writeFile } from 'node:fs/promises'
 import path from 'node:path'
+import type { Readable } from 'node:stream'
+
+/** Kept bytes, opened for reading. */
+export interface BlobReader {
+  stream: Readable
+  size: number
+}
 
 export interface StagedBlob {
   /** A private temporary file holding the bytes, for inspection before they are kept. */
@@ -24,7 +31,11 @@ export interface BlobStore {
   discard(staged: StagedBlob): Promise<void>
   /** Keeps bytes that need no file-based inspection; returns their SHA-256. */
   put(bytes: Buffer): Promise<string>
-  pathOf(sha256: string): string
+  /**
+   * The kept bytes as a stream to read (the caller reads it to its end or destroys it), or undefined when
+   * they are not kept. Callers never learn where the bytes live, so the store can move off the local disk.
+   */
+  open(sha256: string): Promise<BlobReader | undefined>
   /**
    * Deletes the file unless it was kept or reused at or after `since` (epoch ms); true when it is gone.
    * Safe to run on several nodes at once and to repeat after a crash.
@@ -69,7 +80,17 @@ export function createBlobStore(dataDir: string): BlobStore {
     await rename(staged.tempPath, target)
   }
   return {
-    pathOf,
+    async open(sha256) {
+      const handle = await open(pathOf(sha256), 'r').catch(ignoreMissing)
+      if (!handle) return undefined
+      try {
+        const { size } = await handle.stat()
+        return { stream: handle.createReadStream(), size }
+      } catch (error) {
+        await handle.close()
+        throw error
+      }
+    },
     stage,
     keep,
     async discard(staged) {

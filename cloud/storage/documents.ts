@@ -1,6 +1,8 @@
+import type { ExpressionBuilder, Kysely } from 'kysely'
 import type { Document } from '../../protocol/document.ts'
 import { TERMINAL_PRINT_JOB_STATUSES } from '../../protocol/enums.ts'
-import type { SqliteDatabase } from './database.ts'
+import { affected, inTransaction, type Sql } from './engine.ts'
+import type { Database } from './schema.ts'
 
 /**
  * Documents and their retention. A purged document keeps its row, so that finished jobs still name it, but
@@ -12,144 +14,193 @@ export interface DocumentRepository {
    * and the insert are one transaction. When refused, returns false and queues the document's blob for
    * deletion unless another retained document names it.
    */
-  insertWithinQuota(accountId: string, document: Document, quotaBytes: number): boolean
+  insertWithinQuota(accountId: string, document: Document, quotaBytes: number): Promise<boolean>
   /** A document that is not purged. */
-  findById(accountId: string, documentId: string): Document | undefined
+  findById(accountId: string, documentId: string): Promise<Document | undefined>
   /** The bytes of the account's documents that are not purged. */
-  retainedBytes(accountId: string): number
+  retainedBytes(accountId: string): Promise<number>
   /**
    * Purges up to `limit` documents that no unfinished job needs and that nothing used since `cutoff` (ISO
    * time: not uploaded since, no job finished since), and queues the blobs that no retained document names
    * any more. One transaction; repeating it, or running it on several nodes, purges nothing twice.
    */
-  purgeUnneeded(cutoff: string, at: string, limit: number): number
+  purgeUnneeded(cutoff: string, at: string, limit: number): Promise<number>
   /**
    * The queued blobs, oldest first, among the next `limit`, that no retained document names; those named
    * again leave the queue.
    */
-  blobsToDelete(limit: number): string[]
-  blobDeleted(sha256: string): void
+  blobsToDelete(limit: number): Promise<string[]>
+  blobDeleted(sha256: string): Promise<void>
 }
 
-/** The error SQLite raises when a job is inserted on a purged document (migration 6's trigger). */
+/** The error the database raises when a job is inserted on a purged document (migration 6's trigger). */
 export function isDocumentPurgedError(error: unknown): boolean {
   return error instanceof Error && error.message === 'document_purged'
 }
 
-interface DocumentRow {
-  document_id: string
-  mime_type: string
-  format: Document['document_format']
-  raw_language: Document['document_raw_language']
-  size_bytes: number
-  sha256: string
-  filename: string | null
-  created_at: string
-}
+const FINISHED = [...TERMINAL_PRINT_JOB_STATUSES]
 
-interface PurgeCandidate {
-  document_id: string
-  account_id: string
-  size_bytes: number
-  sha256: string
-}
-
-const FINISHED = TERMINAL_PRINT_JOB_STATUSES.map((status) => `'${status}'`).join(', ')
-
-export function createDocumentRepository(db: SqliteDatabase): DocumentRepository {
-  const insert = db.prepare(
-    `INSERT INTO documents (document_id, account_id, mime_type, format, raw_language, size_bytes, sha256, filename, created_at)
-     VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`,
-  )
-  const byId = db.prepare<[string, string], DocumentRow>(
-    'SELECT * FROM documents WHERE account_id = ? AND document_id = ? AND purged_at IS NULL',
-  )
-  const retained = db.prepare<[string], { retained_bytes: number }>(
-    'SELECT retained_bytes FROM account_storage WHERE account_id = ?',
-  )
-  const addRetained = db.prepare(
-    `INSERT INTO account_storage (account_id, retained_bytes) VALUES (?, ?)
-     ON CONFLICT (account_id) DO UPDATE SET retained_bytes = retained_bytes + excluded.retained_bytes`,
-  )
-  const candidates = db.prepare<[{ cutoff: string; limit: number }], PurgeCandidate>(
-    `SELECT document_id, account_id, size_bytes, sha256 FROM documents d
-     WHERE purged_at IS NULL AND created_at < @cutoff
-       AND NOT EXISTS (SELECT 1 FROM print_jobs j WHERE j.document_id = d.document_id
-         AND (j.status NOT IN (${FINISHED}) OR coalesce(j.completed_at, j.created_at) >= @cutoff))
-     ORDER BY created_at LIMIT @limit`,
-  )
-  const markPurged = db.prepare(
-    'UPDATE documents SET purged_at = ? WHERE document_id = ? AND purged_at IS NULL',
-  )
-  const queueUnnamedBlob = db.prepare(
-    `INSERT OR IGNORE INTO blob_deletions (sha256, queued_at) SELECT @sha256, @at
-     WHERE NOT EXISTS (SELECT 1 FROM documents WHERE sha256 = @sha256 AND purged_at IS NULL)`,
-  )
-  // Oldest first by rowid (insertion order), so that a batch costs the same however long the queue is.
-  const queuedBlobs = db.prepare<[number], { sha256: string; named: 0 | 1 }>(
-    `SELECT sha256, EXISTS (SELECT 1 FROM documents d WHERE d.sha256 = b.sha256 AND d.purged_at IS NULL) AS named
-     FROM blob_deletions b ORDER BY rowid LIMIT ?`,
-  )
-  const dequeueBlob = db.prepare('DELETE FROM blob_deletions WHERE sha256 = ?')
-
-  const retainedBytes = (accountId: string) => retained.get(accountId)?.retained_bytes ?? 0
-  const insertWithinQuota = db.transaction((accountId: string, d: Document, quotaBytes: number) => {
-    if (retainedBytes(accountId) + d.size_bytes > quotaBytes) {
-      queueUnnamedBlob.run({ sha256: d.sha256, at: new Date().toISOString() })
-      return false
-    }
-    insert.run(
-      d.document_id,
-      accountId,
-      d.document_mime_type,
-      d.document_format,
-      d.document_raw_language,
-      d.size_bytes,
-      d.sha256,
-      d.filename,
-      d.created_at,
+export function createDocumentRepository(sql: Sql): DocumentRepository {
+  const { db } = sql
+  const retainedBytes = async (accountId: string, on = db) =>
+    Number(
+      (
+        await on
+          .selectFrom('account_storage')
+          .select('retained_bytes')
+          .where('account_id', '=', accountId)
+          .executeTakeFirst()
+      )?.retained_bytes ?? 0,
     )
-    addRetained.run(accountId, d.size_bytes)
-    return true
-  })
-  const purgeUnneeded = db.transaction((cutoff: string, at: string, limit: number) => {
-    let purged = 0
-    for (const document of candidates.all({ cutoff, limit })) {
-      if (markPurged.run(at, document.document_id).changes !== 1) continue
-      addRetained.run(document.account_id, -document.size_bytes)
-      queueUnnamedBlob.run({ sha256: document.sha256, at })
-      purged += 1
-    }
-    return purged
-  })
-  const blobsToDelete = db.transaction((limit: number) => {
-    const queued = queuedBlobs.all(limit)
-    for (const blob of queued) if (blob.named) dequeueBlob.run(blob.sha256)
-    return queued.filter((blob) => !blob.named).map((blob) => blob.sha256)
-  })
+  /** Queues the blob for deletion unless a retained document names it. */
+  const queueUnnamedBlob = async (on: Kysely<Database>, sha256: string, at: string) => {
+    const named = await on
+      .selectFrom('documents')
+      .select('document_id')
+      .where('sha256', '=', sha256)
+      .where('purged_at', 'is', null)
+      .limit(1)
+      .executeTakeFirst()
+    if (named) return
+    await on
+      .insertInto('blob_deletions')
+      .values({ sha256, queued_at: at })
+      .onConflict((conflict) => conflict.doNothing())
+      .execute()
+  }
+  /** No unfinished job needs the document, and none finished (or was created) since `cutoff`. */
+  const unneeded = (cutoff: string) => (eb: ExpressionBuilder<Database, 'documents'>) =>
+    eb.not(
+      eb.exists(
+        eb
+          .selectFrom('print_jobs as j')
+          .select('j.document_id')
+          .whereRef('j.document_id', '=', 'documents.document_id')
+          .where((job) =>
+            job.or([
+              job('j.status', 'not in', FINISHED),
+              job(job.fn.coalesce('j.completed_at', 'j.created_at'), '>=', cutoff),
+            ]),
+          ),
+      ),
+    )
   return {
-    insertWithinQuota: (accountId, document, quotaBytes) =>
-      insertWithinQuota.immediate(accountId, document, quotaBytes),
-    findById(accountId, documentId) {
-      const row = byId.get(accountId, documentId)
+    insertWithinQuota: (accountId, d, quotaBytes) =>
+      inTransaction(sql, async ({ db: tx }) => {
+        await tx
+          .insertInto('account_storage')
+          .values({ account_id: accountId, retained_bytes: 0 })
+          .onConflict((conflict) => conflict.doNothing())
+          .execute()
+        // The quota check and the count are one conditional UPDATE: two uploads cannot both pass it.
+        const counted = await tx
+          .updateTable('account_storage')
+          .set((eb) => ({ retained_bytes: eb('retained_bytes', '+', d.size_bytes) }))
+          .where('account_id', '=', accountId)
+          .where((eb) => eb(eb('retained_bytes', '+', d.size_bytes), '<=', quotaBytes))
+          .executeTakeFirst()
+        if (affected(counted) !== 1) {
+          await queueUnnamedBlob(tx, d.sha256, new Date().toISOString())
+          return false
+        }
+        await tx
+          .insertInto('documents')
+          .values({
+            document_id: d.document_id,
+            account_id: accountId,
+            mime_type: d.document_mime_type,
+            format: d.document_format,
+            raw_language: d.document_raw_language,
+            size_bytes: d.size_bytes,
+            sha256: d.sha256,
+            filename: d.filename,
+            created_at: d.created_at,
+          })
+          .execute()
+        return true
+      }),
+    async findById(accountId, documentId) {
+      const row = await db
+        .selectFrom('documents')
+        .selectAll()
+        .where('account_id', '=', accountId)
+        .where('document_id', '=', documentId)
+        .where('purged_at', 'is', null)
+        .executeTakeFirst()
       return (
         row && {
           document_id: row.document_id,
           document_mime_type: row.mime_type,
-          document_format: row.format,
-          document_raw_language: row.raw_language,
-          size_bytes: row.size_bytes,
+          document_format: row.format as Document['document_format'],
+          document_raw_language: row.raw_language as Document['document_raw_language'],
+          size_bytes: Number(row.size_bytes),
           sha256: row.sha256,
           filename: row.filename,
           created_at: row.created_at,
         }
       )
     },
-    retainedBytes,
-    purgeUnneeded: (cutoff, at, limit) => purgeUnneeded.immediate(cutoff, at, limit),
-    blobsToDelete: (limit) => blobsToDelete.immediate(limit),
-    blobDeleted(sha256) {
-      dequeueBlob.run(sha256)
+    retainedBytes: (accountId) => retainedBytes(accountId),
+    purgeUnneeded: (cutoff, at, limit) =>
+      inTransaction(sql, async (tx) => {
+        // PostgreSQL: rows another node is purging (or a job insert holds) are skipped, not waited for.
+        let candidates = tx.db
+          .selectFrom('documents')
+          .select(['document_id', 'account_id', 'size_bytes', 'sha256'])
+          .where('purged_at', 'is', null)
+          .where('created_at', '<', cutoff)
+          .where(unneeded(cutoff))
+          .orderBy('created_at')
+          .limit(limit)
+        if (tx.engine === 'postgres') candidates = candidates.forUpdate().skipLocked()
+        let purged = 0
+        for (const document of await candidates.execute()) {
+          // Checked again in a statement of its own: on PostgreSQL it sees a job committed meanwhile.
+          const marked = await tx.db
+            .updateTable('documents')
+            .set({ purged_at: at })
+            .where('document_id', '=', document.document_id)
+            .where('purged_at', 'is', null)
+            .where(unneeded(cutoff))
+            .executeTakeFirst()
+          if (affected(marked) !== 1) continue
+          await tx.db
+            .updateTable('account_storage')
+            .set((eb) => ({ retained_bytes: eb('retained_bytes', '-', Number(document.size_bytes)) }))
+            .where('account_id', '=', document.account_id)
+            .execute()
+          await queueUnnamedBlob(tx.db, document.sha256, at)
+          purged += 1
+        }
+        return purged
+      }),
+    blobsToDelete: (limit) =>
+      inTransaction(sql, async ({ db: tx }) => {
+        // Oldest first by an index, so that a batch costs the same however long the queue is.
+        const queued = await tx
+          .selectFrom('blob_deletions as b')
+          .select((eb) => [
+            'b.sha256',
+            eb
+              .exists(
+                eb
+                  .selectFrom('documents as d')
+                  .select('d.document_id')
+                  .whereRef('d.sha256', '=', 'b.sha256')
+                  .where('d.purged_at', 'is', null),
+              )
+              .as('named'),
+          ])
+          .orderBy('b.queued_at')
+          .orderBy('b.sha256')
+          .limit(limit)
+          .execute()
+        const named = queued.filter((blob) => Boolean(blob.named)).map((blob) => blob.sha256)
+        if (named.length > 0) await tx.deleteFrom('blob_deletions').where('sha256', 'in', named).execute()
+        return queued.filter((blob) => !blob.named).map((blob) => blob.sha256)
+      }),
+    async blobDeleted(sha256) {
+      await db.deleteFrom('blob_deletions').where('sha256', '=', sha256).execute()
     },
   }
 }

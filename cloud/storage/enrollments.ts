@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto'
 import type { EnrollmentState } from '../../protocol/agent-api.ts'
-import type { SqliteDatabase } from './database.ts'
+import { affected, forUpdate, inTransaction, type Sql } from './engine.ts'
 
 export interface Enrollment {
   enrollment_id: string
@@ -19,14 +19,14 @@ export type ClaimOutcome =
   | { outcome: 'unknown' | 'expired' | 'revoked' | 'already_claimed' }
 
 export interface EnrollmentRepository {
-  create(accountId: string, name: string, tokenHash: Buffer, expiresAt: Date): Enrollment
-  findById(enrollmentId: string): Enrollment | undefined
+  create(accountId: string, name: string, tokenHash: Buffer, expiresAt: Date): Promise<Enrollment>
+  findById(enrollmentId: string): Promise<Enrollment | undefined>
   /**
    * Claims the enrollment with this token hash: pending → claimed, creating its agent with the credential
    * hash, in one transaction; a second claim of the same token finds it claimed.
    */
-  claim(tokenHash: Buffer, credentialHash: Buffer, hostname: string, now: Date): ClaimOutcome
-  revoke(enrollmentId: string, now: Date): boolean
+  claim(tokenHash: Buffer, credentialHash: Buffer, hostname: string, now: Date): Promise<ClaimOutcome>
+  revoke(enrollmentId: string, now: Date): Promise<boolean>
 }
 
 interface Row extends Omit<Enrollment, 'state'> {
@@ -39,45 +39,21 @@ function toEnrollment(row: Row, now: Date): Enrollment {
   return { ...row, state: expired ? 'expired' : row.state }
 }
 
-export function createEnrollmentRepository(db: SqliteDatabase): EnrollmentRepository {
-  const insert = db.prepare(
-    `INSERT INTO enrollments (enrollment_id, account_id, name, token_hash, state, created_at, expires_at)
-     VALUES (?, ?, ?, ?, 'pending', ?, ?)`,
-  )
-  const columns =
-    'enrollment_id, account_id, name, state, created_at, expires_at, claimed_at, revoked_at, agent_id'
-  const byId = db.prepare<[string], Row>(`SELECT ${columns} FROM enrollments WHERE enrollment_id = ?`)
-  const byToken = db.prepare<[Buffer], Row>(`SELECT ${columns} FROM enrollments WHERE token_hash = ?`)
-  const insertAgent = db.prepare(
-    `INSERT INTO agents (agent_id, account_id, name, online, credential_hash, hostname, created_at)
-     VALUES (?, ?, ?, 0, ?, ?, ?)`,
-  )
-  const markClaimed = db.prepare(
-    `UPDATE enrollments SET state = 'claimed', claimed_at = ?, agent_id = ? WHERE enrollment_id = ? AND state = 'pending'`,
-  )
-  const markRevoked = db.prepare(
-    `UPDATE enrollments SET state = 'revoked', revoked_at = ? WHERE enrollment_id = ? AND state = 'pending'`,
-  )
-  const claim = db.transaction(
-    (tokenHash: Buffer, credentialHash: Buffer, hostname: string, now: Date): ClaimOutcome => {
-      const row = byToken.get(tokenHash)
-      if (!row) return { outcome: 'unknown' }
-      const enrollment = toEnrollment(row, now)
-      if (enrollment.state === 'claimed') return { outcome: 'already_claimed' }
-      if (enrollment.state !== 'pending') return { outcome: enrollment.state }
-      const agentId = randomUUID()
-      const at = now.toISOString()
-      insertAgent.run(agentId, row.account_id, row.name, credentialHash, hostname, at)
-      markClaimed.run(at, agentId, row.enrollment_id)
-      return {
-        outcome: 'claimed',
-        agentId,
-        enrollment: { ...enrollment, state: 'claimed', claimed_at: at, agent_id: agentId },
-      }
-    },
-  )
+export function createEnrollmentRepository(sql: Sql): EnrollmentRepository {
+  const { db } = sql
+  const columns = [
+    'enrollment_id',
+    'account_id',
+    'name',
+    'state',
+    'created_at',
+    'expires_at',
+    'claimed_at',
+    'revoked_at',
+    'agent_id',
+  ] as const
   return {
-    create(accountId, name, tokenHash, expiresAt) {
+    async create(accountId, name, tokenHash, expiresAt) {
       const enrollment: Enrollment = {
         enrollment_id: randomUUID(),
         account_id: accountId,
@@ -89,22 +65,73 @@ export function createEnrollmentRepository(db: SqliteDatabase): EnrollmentReposi
         revoked_at: null,
         agent_id: null,
       }
-      insert.run(
-        enrollment.enrollment_id,
-        accountId,
-        name,
-        tokenHash,
-        enrollment.created_at,
-        enrollment.expires_at,
-      )
+      await db
+        .insertInto('enrollments')
+        .values({
+          enrollment_id: enrollment.enrollment_id,
+          account_id: accountId,
+          name,
+          token_hash: tokenHash,
+          state: 'pending',
+          created_at: enrollment.created_at,
+          expires_at: enrollment.expires_at,
+        })
+        .execute()
       return enrollment
     },
-    findById(enrollmentId) {
-      const row = byId.get(enrollmentId)
+    async findById(enrollmentId) {
+      const row = await db
+        .selectFrom('enrollments')
+        .select(columns)
+        .where('enrollment_id', '=', enrollmentId)
+        .executeTakeFirst()
       return row && toEnrollment(row, new Date())
     },
     claim: (tokenHash, credentialHash, hostname, now) =>
-      claim.immediate(tokenHash, credentialHash, hostname, now),
-    revoke: (enrollmentId, now) => markRevoked.run(now.toISOString(), enrollmentId).changes === 1,
+      inTransaction(sql, async (tx): Promise<ClaimOutcome> => {
+        // Locked on PostgreSQL: a second claim of the token waits, then finds it claimed.
+        const row = await forUpdate(
+          tx,
+          tx.db.selectFrom('enrollments').select(columns).where('token_hash', '=', tokenHash),
+        ).executeTakeFirst()
+        if (!row) return { outcome: 'unknown' }
+        const enrollment = toEnrollment(row, now)
+        if (enrollment.state === 'claimed') return { outcome: 'already_claimed' }
+        if (enrollment.state !== 'pending') return { outcome: enrollment.state }
+        const agentId = randomUUID()
+        const at = now.toISOString()
+        await tx.db
+          .insertInto('agents')
+          .values({
+            agent_id: agentId,
+            account_id: row.account_id,
+            name: row.name,
+            online: 0,
+            credential_hash: credentialHash,
+            hostname,
+            created_at: at,
+          })
+          .execute()
+        await tx.db
+          .updateTable('enrollments')
+          .set({ state: 'claimed', claimed_at: at, agent_id: agentId })
+          .where('enrollment_id', '=', row.enrollment_id)
+          .where('state', '=', 'pending')
+          .execute()
+        return {
+          outcome: 'claimed',
+          agentId,
+          enrollment: { ...enrollment, state: 'claimed', claimed_at: at, agent_id: agentId },
+        }
+      }),
+    revoke: async (enrollmentId, now) =>
+      affected(
+        await db
+          .updateTable('enrollments')
+          .set({ state: 'revoked', revoked_at: now.toISOString() })
+          .where('enrollment_id', '=', enrollmentId)
+          .where('state', '=', 'pending')
+          .executeTakeFirst(),
+      ) === 1,
   }
 }

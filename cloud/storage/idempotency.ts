@@ -1,4 +1,4 @@
-import type { SqliteDatabase } from './database.ts'
+import { affected, inTransaction, type Sql } from './engine.ts'
 
 export type IdempotencyBegin =
   | { outcome: 'started' }
@@ -23,78 +23,88 @@ export interface IdempotencyRepository {
     now: number,
     lockMs: number,
     ttlMs: number,
-  ): IdempotencyBegin
-  complete(scope: IdempotencyScope, statusCode: number, body: string): void
+  ): Promise<IdempotencyBegin>
+  complete(scope: IdempotencyScope, statusCode: number, body: string): Promise<void>
   /** The request holding the claim is alive: it keeps the claim until `lockedUntil`. */
-  renew(scope: IdempotencyScope, lockedUntil: number): void
+  renew(scope: IdempotencyScope, lockedUntil: number): Promise<void>
   /** Drops an unfinished claim so that a retry runs the request again (used when the request failed). */
-  release(scope: IdempotencyScope): void
+  release(scope: IdempotencyScope): Promise<void>
   /** Purges records past their expiry (housekeeping); returns how many. */
-  deleteExpired(now: number): number
+  deleteExpired(now: number): Promise<number>
 }
 
-interface KeyRow {
-  fingerprint: string
-  state: 'in_progress' | 'completed'
-  status_code: number | null
-  response_body: string | null
-  locked_until: number
-}
-
-export function createIdempotencyRepository(db: SqliteDatabase): IdempotencyRepository {
-  const purge = db.prepare('DELETE FROM idempotency_keys WHERE expires_at <= ?')
-  const find = db.prepare<[string, string, string], KeyRow>(
-    'SELECT * FROM idempotency_keys WHERE account_id = ? AND endpoint = ? AND key = ?',
-  )
-  const claim = db.prepare(
-    `INSERT INTO idempotency_keys (account_id, endpoint, key, fingerprint, state, locked_until, expires_at)
-     VALUES (?, ?, ?, ?, 'in_progress', ?, ?)
-     ON CONFLICT (account_id, endpoint, key) DO UPDATE SET locked_until = excluded.locked_until
-     WHERE idempotency_keys.state = 'in_progress' AND idempotency_keys.locked_until <= ?
-       AND idempotency_keys.fingerprint = excluded.fingerprint`,
-  )
-  const complete = db.prepare(
-    `UPDATE idempotency_keys SET state = 'completed', status_code = ?, response_body = ?
-     WHERE account_id = ? AND endpoint = ? AND key = ?`,
-  )
-  const renew = db.prepare(
-    `UPDATE idempotency_keys SET locked_until = ?
-     WHERE account_id = ? AND endpoint = ? AND key = ? AND state = 'in_progress'`,
-  )
-  const release = db.prepare(
-    `DELETE FROM idempotency_keys WHERE account_id = ? AND endpoint = ? AND key = ? AND state = 'in_progress'`,
-  )
-  const begin = db.transaction(
-    (
-      s: IdempotencyScope,
-      fingerprint: string,
-      now: number,
-      lockMs: number,
-      ttlMs: number,
-    ): IdempotencyBegin => {
-      purge.run(now)
-      const claimed = claim.run(s.accountId, s.endpoint, s.key, fingerprint, now + lockMs, now + ttlMs, now)
-      if (claimed.changes === 1) return { outcome: 'started' }
-      const row = find.get(s.accountId, s.endpoint, s.key)
-      if (!row) return { outcome: 'in_progress' }
-      if (row.fingerprint !== fingerprint) return { outcome: 'conflict' }
-      if (row.state === 'completed') {
-        return { outcome: 'completed', statusCode: row.status_code ?? 200, body: row.response_body ?? '' }
-      }
-      return { outcome: 'in_progress' }
-    },
-  )
+export function createIdempotencyRepository(sql: Sql): IdempotencyRepository {
+  const { db } = sql
+  const purge = (on: Sql, now: number) =>
+    on.db.deleteFrom('idempotency_keys').where('expires_at', '<=', now).executeTakeFirst()
   return {
-    begin: (s, fingerprint, now, lockMs, ttlMs) => begin.immediate(s, fingerprint, now, lockMs, ttlMs),
-    complete(s, statusCode, body) {
-      complete.run(statusCode, body, s.accountId, s.endpoint, s.key)
+    begin: (s, fingerprint, now, lockMs, ttlMs) =>
+      inTransaction(sql, async (tx): Promise<IdempotencyBegin> => {
+        await purge(tx, now)
+        // One statement: a new key is claimed; a claim whose holder died (past locked_until) is taken over.
+        const claimed = await tx.db
+          .insertInto('idempotency_keys')
+          .values({
+            account_id: s.accountId,
+            endpoint: s.endpoint,
+            key: s.key,
+            fingerprint,
+            state: 'in_progress',
+            locked_until: now + lockMs,
+            expires_at: now + ttlMs,
+          })
+          .onConflict((conflict) =>
+            conflict
+              .columns(['account_id', 'endpoint', 'key'])
+              .doUpdateSet({ locked_until: (eb) => eb.ref('excluded.locked_until') })
+              .where('idempotency_keys.state', '=', 'in_progress')
+              .where('idempotency_keys.locked_until', '<=', now)
+              .whereRef('idempotency_keys.fingerprint', '=', 'excluded.fingerprint'),
+          )
+          .executeTakeFirst()
+        if (Number(claimed.numInsertedOrUpdatedRows ?? 0) === 1) return { outcome: 'started' }
+        const row = await tx.db
+          .selectFrom('idempotency_keys')
+          .select(['fingerprint', 'state', 'status_code', 'response_body'])
+          .where('account_id', '=', s.accountId)
+          .where('endpoint', '=', s.endpoint)
+          .where('key', '=', s.key)
+          .executeTakeFirst()
+        if (!row) return { outcome: 'in_progress' }
+        if (row.fingerprint !== fingerprint) return { outcome: 'conflict' }
+        if (row.state === 'completed') {
+          return { outcome: 'completed', statusCode: row.status_code ?? 200, body: row.response_body ?? '' }
+        }
+        return { outcome: 'in_progress' }
+      }),
+    async complete(s, statusCode, body) {
+      await db
+        .updateTable('idempotency_keys')
+        .set({ state: 'completed', status_code: statusCode, response_body: body })
+        .where('account_id', '=', s.accountId)
+        .where('endpoint', '=', s.endpoint)
+        .where('key', '=', s.key)
+        .execute()
     },
-    renew(s, lockedUntil) {
-      renew.run(lockedUntil, s.accountId, s.endpoint, s.key)
+    async renew(s, lockedUntil) {
+      await db
+        .updateTable('idempotency_keys')
+        .set({ locked_until: lockedUntil })
+        .where('account_id', '=', s.accountId)
+        .where('endpoint', '=', s.endpoint)
+        .where('key', '=', s.key)
+        .where('state', '=', 'in_progress')
+        .execute()
     },
-    release(s) {
-      release.run(s.accountId, s.endpoint, s.key)
+    async release(s) {
+      await db
+        .deleteFrom('idempotency_keys')
+        .where('account_id', '=', s.accountId)
+        .where('endpoint', '=', s.endpoint)
+        .where('key', '=', s.key)
+        .where('state', '=', 'in_progress')
+        .execute()
     },
-    deleteExpired: (now) => purge.run(now).changes,
+    deleteExpired: async (now) => affected(await purge(sql, now)),
   }
 }

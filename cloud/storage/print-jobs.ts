@@ -1,7 +1,7 @@
 import type { PrintJobStatus } from '../../protocol/enums.ts'
 import type { PageOf } from '../../protocol/pagination.ts'
 import { PRINT_OPTION_KEYS, type PrintJob, type ResolvedPrintOptions } from '../../protocol/print-job.ts'
-import type { SqliteDatabase } from './database.ts'
+import { affected, forUpdate, inTransaction, type Sql } from './engine.ts'
 import { pageAfter } from './paging.ts'
 
 export interface PrintJobFilter {
@@ -50,36 +50,36 @@ export interface JobHandoff {
 
 export interface PrintJobRepository {
   /** A job of any account, with its hub; for the dispatcher, never for account clients. */
-  dispatchable(printJobId: string): DispatchableJob | undefined
+  dispatchable(printJobId: string): Promise<DispatchableJob | undefined>
   /** The agent's jobs that are still pending or reserved, oldest first (what a reconnecting hub is offered). */
-  unfinishedForAgent(agentId: string): DispatchableJob[]
+  unfinishedForAgent(agentId: string): Promise<DispatchableJob[]>
   /**
    * Applies a lifecycle rule as one compare-and-set: only if the job's status is one of `rule.from` and its
    * condition holds, it moves to `rule.to` (if any) and records `change` where nothing was recorded yet.
    * Returns false (changing nothing) otherwise.
    */
-  apply(printJobId: string, rule: JobRuleSpec, change: StatusChange): boolean
+  apply(printJobId: string, rule: JobRuleSpec, change: StatusChange): Promise<boolean>
   /**
    * Pending jobs created before `cutoff` that no hub was offered although their hub is online (an offer that
    * failed to go out), oldest first, at most `limit`.
    */
-  unofferedToOnlineHubs(cutoff: string, limit: number): DispatchableJob[]
+  unofferedToOnlineHubs(cutoff: string, limit: number): Promise<DispatchableJob[]>
   /** Jobs still pending that were created before `cutoff`, oldest first, at most `limit`. */
-  pendingSince(cutoff: string, limit: number): JobHandoff[]
+  pendingSince(cutoff: string, limit: number): Promise<JobHandoff[]>
   /** Whether the agent prints a job of this document (it may then download it). */
-  agentMayRead(agentId: string, documentId: string): boolean
+  agentMayRead(agentId: string, documentId: string): Promise<boolean>
   /**
    * Inserts a pending job unless the account already has `capacity` unfinished jobs; the count and the
    * insert are one transaction. Returns false when the queue is full.
    */
-  insertWithinCapacity(accountId: string, job: PrintJob, capacity: number): boolean
-  findById(accountId: string, printJobId: string): PrintJob | undefined
+  insertWithinCapacity(accountId: string, job: PrintJob, capacity: number): Promise<boolean>
+  findById(accountId: string, printJobId: string): Promise<PrintJob | undefined>
   list(
     accountId: string,
     limit: number,
     cursor: string | undefined,
     filter: PrintJobFilter,
-  ): PageOf<PrintJob> | undefined
+  ): Promise<PageOf<PrintJob> | undefined>
 }
 
 interface JobRow {
@@ -121,153 +121,204 @@ const toJob = (row: JobRow): PrintJob => {
   }
 }
 
-const SELECT_JOB = `SELECT j.*, d.mime_type, d.format, d.raw_language
-  FROM print_jobs j JOIN documents d ON d.document_id = j.document_id`
+const UNSTARTED: readonly PrintJobStatus[] = ['pending', 'reserved']
+const UNFINISHED: readonly PrintJobStatus[] = ['pending', 'reserved', 'printing']
 
-export function createPrintJobRepository(db: SqliteDatabase): PrintJobRepository {
-  // Counts at most `capacity` rows, so the check costs the same however long the queue grows.
-  const countUnfinished = db.prepare<[string, number], { n: number }>(
-    `SELECT count(*) AS n FROM (SELECT 1 FROM print_jobs
-       WHERE account_id = ? AND status IN ('pending', 'reserved', 'printing') LIMIT ?)`,
-  )
-  const insert = db.prepare(
-    `INSERT INTO print_jobs (print_job_id, account_id, document_id, printer_id, status, options, created_at,
-       reserved_at, started_at, completed_at, failure_reason) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
-  )
-  const byId = db.prepare<[string, string], JobRow>(
-    `${SELECT_JOB} WHERE j.account_id = ? AND j.print_job_id = ?`,
-  )
-  const seqOf = db.prepare<[string, string], { seq: number }>(
-    'SELECT seq FROM print_jobs WHERE account_id = ? AND print_job_id = ?',
-  )
-  const pageQuery = db.prepare<
-    [{ account: string; before: number; status: string | null; printer: string | null; limit: number }],
-    JobRow
-  >(
-    `${SELECT_JOB} WHERE j.account_id = @account AND j.seq < @before
-       AND (@status IS NULL OR j.status = @status) AND (@printer IS NULL OR j.printer_id = @printer)
-     ORDER BY j.seq DESC LIMIT @limit`,
-  )
-  const insertWithinCapacity = db.transaction((accountId: string, job: PrintJob, capacity: number) => {
-    if ((countUnfinished.get(accountId, capacity)?.n ?? 0) >= capacity) return false
-    const options = Object.fromEntries(PRINT_OPTION_KEYS.map((key) => [key, job[key]]))
-    insert.run(
-      job.print_job_id,
-      accountId,
-      job.document_id,
-      job.printer_id,
-      job.status,
-      JSON.stringify(options),
-      job.created_at,
-      job.reserved_at,
-      job.started_at,
-      job.completed_at,
-      job.failure_reason,
-    )
-    return true
-  })
-  const DISPATCH = `SELECT j.*, d.mime_type, d.format, d.raw_language, d.sha256, d.size_bytes, p.agent_id,
-      p.printer_key FROM print_jobs j JOIN documents d ON d.document_id = j.document_id
-      JOIN printers p ON p.printer_id = j.printer_id`
-  type DispatchRow = JobRow & Omit<DispatchableJob, keyof PrintJob>
+export function createPrintJobRepository(sql: Sql): PrintJobRepository {
+  const { db } = sql
+  const jobs = (on = db) =>
+    on
+      .selectFrom('print_jobs as j')
+      .innerJoin('documents as d', 'd.document_id', 'j.document_id')
+      .selectAll('j')
+      .select(['d.mime_type', 'd.format', 'd.raw_language'])
+  const dispatch = () =>
+    db
+      .selectFrom('print_jobs as j')
+      .innerJoin('documents as d', 'd.document_id', 'j.document_id')
+      .innerJoin('printers as p', 'p.printer_id', 'j.printer_id')
+      .selectAll('j')
+      .select([
+        'd.mime_type',
+        'd.format',
+        'd.raw_language',
+        'd.sha256',
+        'd.size_bytes',
+        'p.agent_id',
+        'p.printer_key',
+      ])
+  type DispatchRow = Awaited<ReturnType<ReturnType<typeof dispatch>['executeTakeFirstOrThrow']>>
   const toDispatchable = (row: DispatchRow): DispatchableJob => ({
-    ...toJob(row),
+    ...toJob(row as JobRow),
     account_id: row.account_id,
     agent_id: row.agent_id,
     printer_key: row.printer_key,
     sha256: row.sha256,
-    size_bytes: row.size_bytes,
+    size_bytes: Number(row.size_bytes),
     offered_at: row.offered_at,
     cancel_requested_at: row.cancel_requested_at,
-    cancel_reason: row.cancel_reason,
+    cancel_reason: row.cancel_reason as JobHandoff['cancel_reason'],
   })
-  const dispatchable = db.prepare<[string], DispatchRow>(`${DISPATCH} WHERE j.print_job_id = ?`)
-  const unfinished = db.prepare<[string], DispatchRow>(
-    `${DISPATCH} WHERE p.agent_id = ? AND j.status IN ('pending', 'reserved') ORDER BY j.seq`,
-  )
-  const unofferedToOnline = db.prepare<[string, number], DispatchRow>(
-    `${DISPATCH} JOIN agents a ON a.agent_id = p.agent_id
-     WHERE j.status = 'pending' AND j.created_at < ? AND j.offered_at IS NULL
-       AND j.cancel_requested_at IS NULL AND a.online = 1
-     ORDER BY j.created_at LIMIT ?`,
-  )
-  const pendingSince = db.prepare<[string, number], JobHandoff>(
-    `SELECT j.print_job_id, p.agent_id, j.status, j.offered_at, j.cancel_requested_at, j.cancel_reason
-     FROM print_jobs j JOIN printers p ON p.printer_id = j.printer_id
-     WHERE j.status = 'pending' AND j.created_at < ? ORDER BY j.created_at LIMIT ?`,
-  )
-  const mayRead = db.prepare<[string, string], { one: number }>(
-    `SELECT 1 AS one FROM print_jobs j JOIN printers p ON p.printer_id = j.printer_id
-     WHERE p.agent_id = ? AND j.document_id = ? LIMIT 1`,
-  )
-  const statusOf = db.prepare<[string], { status: PrintJobStatus }>(
-    'SELECT status FROM print_jobs WHERE print_job_id = ?',
-  )
-  const update = db.prepare(
-    `UPDATE print_jobs SET status = @to, reserved_at = coalesce(reserved_at, @reserved_at),
-       started_at = coalesce(started_at, @started_at), completed_at = coalesce(completed_at, @completed_at),
-       failure_reason = coalesce(failure_reason, @failure_reason),
-       failure_detail = CASE WHEN failure_reason IS NULL THEN @failure_detail ELSE failure_detail END,
-       offered_at = coalesce(offered_at, @offered_at),
-       cancel_requested_at = coalesce(cancel_requested_at, @cancel_requested_at),
-       cancel_reason = coalesce(cancel_reason, @cancel_reason),
-       waiting_reason = CASE WHEN @to NOT IN ('pending', 'reserved') THEN NULL
-         WHEN @set_waiting = 1 THEN @waiting_reason ELSE waiting_reason END
-     WHERE print_job_id = @id AND status = @from AND CASE @when
-       WHEN 'never_offered' THEN offered_at IS NULL
-       WHEN 'cancel_requested' THEN cancel_requested_at IS NOT NULL
-       WHEN 'no_cancel_requested' THEN cancel_requested_at IS NULL
-       ELSE 1 END`,
-  )
-  const apply = db.transaction((id: string, rule: JobRuleSpec, change: StatusChange) => {
-    const current = statusOf.get(id)?.status
-    if (current === undefined || !rule.from.includes(current)) return false
-    return (
-      update.run({
-        id,
-        from: current,
-        to: rule.to ?? current,
-        when: rule.when ?? null,
-        reserved_at: change.reserved_at ?? null,
-        started_at: change.started_at ?? null,
-        completed_at: change.completed_at ?? null,
-        failure_reason: change.failure_reason ?? null,
-        failure_detail: change.failure_detail ?? null,
-        offered_at: change.offered_at ?? null,
-        cancel_requested_at: change.cancel_requested_at ?? null,
-        cancel_reason: change.cancel_reason ?? null,
-        set_waiting: change.waiting_reason === undefined ? 0 : 1,
-        waiting_reason: change.waiting_reason ?? null,
-      }).changes === 1
-    )
-  })
+  const seqOf = async (accountId: string, printJobId: string) =>
+    (
+      await db
+        .selectFrom('print_jobs')
+        .select('seq')
+        .where('account_id', '=', accountId)
+        .where('print_job_id', '=', printJobId)
+        .executeTakeFirst()
+    )?.seq
   return {
-    dispatchable(printJobId) {
-      const row = dispatchable.get(printJobId)
+    async dispatchable(printJobId) {
+      const row = await dispatch().where('j.print_job_id', '=', printJobId).executeTakeFirst()
       return row && toDispatchable(row)
     },
-    unfinishedForAgent: (agentId) => unfinished.all(agentId).map(toDispatchable),
-    apply: (id, rule, change) => apply.immediate(id, rule, change),
-    pendingSince: (cutoff, limit) => pendingSince.all(cutoff, limit),
-    unofferedToOnlineHubs: (cutoff, limit) => unofferedToOnline.all(cutoff, limit).map(toDispatchable),
-    agentMayRead: (agentId, documentId) => mayRead.get(agentId, documentId) !== undefined,
-    insertWithinCapacity: (accountId, job, capacity) =>
-      insertWithinCapacity.immediate(accountId, job, capacity),
-    findById(accountId, printJobId) {
-      const row = byId.get(accountId, printJobId)
-      return row && toJob(row)
+    async unfinishedForAgent(agentId) {
+      const rows = await dispatch()
+        .where('p.agent_id', '=', agentId)
+        .where('j.status', 'in', UNSTARTED)
+        .orderBy('j.seq')
+        .execute()
+      return rows.map(toDispatchable)
     },
-    list(accountId, limit, cursor, filter) {
-      return pageAfter(
-        cursor === undefined ? Number.MAX_SAFE_INTEGER : seqOf.get(accountId, cursor)?.seq,
-        (before) =>
-          pageQuery.all({
-            account: accountId,
-            before,
-            status: filter.status ?? null,
-            printer: filter.printer_id ?? null,
-            limit: limit + 1,
+    async apply(id, rule, change) {
+      // One conditional UPDATE: the status must be one the rule starts from, and its condition must hold at
+      // the moment of the write, so two changes that cross cannot both apply (on either engine).
+      const to = rule.to
+      const leavesUnstarted = to !== undefined && !UNSTARTED.includes(to)
+      let update = db.updateTable('print_jobs').set((eb) => {
+        const once = <C extends RecordedOnce>(column: C, value: string | undefined) =>
+          value === undefined ? {} : { [column]: eb.fn.coalesce(column, eb.val(value)) }
+        return {
+          ...(to !== undefined && { status: to }),
+          ...once('reserved_at', change.reserved_at),
+          ...once('started_at', change.started_at),
+          ...once('completed_at', change.completed_at),
+          ...once('failure_reason', change.failure_reason),
+          ...(change.failure_detail !== undefined && {
+            failure_detail: eb
+              .case()
+              .when('failure_reason', 'is', null)
+              .then(eb.val(change.failure_detail))
+              .else(eb.ref('failure_detail'))
+              .end(),
           }),
+          ...once('offered_at', change.offered_at),
+          ...once('cancel_requested_at', change.cancel_requested_at),
+          ...once('cancel_reason', change.cancel_reason),
+          ...(leavesUnstarted
+            ? { waiting_reason: null }
+            : change.waiting_reason !== undefined && { waiting_reason: change.waiting_reason }),
+        }
+      })
+      update = update.where('print_job_id', '=', id).where('status', 'in', rule.from)
+      if (rule.when === 'never_offered') update = update.where('offered_at', 'is', null)
+      if (rule.when === 'cancel_requested') update = update.where('cancel_requested_at', 'is not', null)
+      if (rule.when === 'no_cancel_requested') update = update.where('cancel_requested_at', 'is', null)
+      return affected(await update.executeTakeFirst()) === 1
+    },
+    async pendingSince(cutoff, limit) {
+      const rows = await db
+        .selectFrom('print_jobs as j')
+        .innerJoin('printers as p', 'p.printer_id', 'j.printer_id')
+        .select([
+          'j.print_job_id',
+          'p.agent_id',
+          'j.status',
+          'j.offered_at',
+          'j.cancel_requested_at',
+          'j.cancel_reason',
+        ])
+        .where('j.status', '=', 'pending')
+        .where('j.created_at', '<', cutoff)
+        .orderBy('j.created_at')
+        .limit(limit)
+        .execute()
+      return rows as JobHandoff[]
+    },
+    async unofferedToOnlineHubs(cutoff, limit) {
+      const rows = await dispatch()
+        .innerJoin('agents as a', 'a.agent_id', 'p.agent_id')
+        .where('j.status', '=', 'pending')
+        .where('j.created_at', '<', cutoff)
+        .where('j.offered_at', 'is', null)
+        .where('j.cancel_requested_at', 'is', null)
+        .where('a.online', '=', 1)
+        .orderBy('j.created_at')
+        .limit(limit)
+        .execute()
+      return rows.map(toDispatchable)
+    },
+    async agentMayRead(agentId, documentId) {
+      const row = await db
+        .selectFrom('print_jobs as j')
+        .innerJoin('printers as p', 'p.printer_id', 'j.printer_id')
+        .select('j.print_job_id')
+        .where('p.agent_id', '=', agentId)
+        .where('j.document_id', '=', documentId)
+        .limit(1)
+        .executeTakeFirst()
+      return row !== undefined
+    },
+    insertWithinCapacity: (accountId, job, capacity) =>
+      inTransaction(sql, async (tx) => {
+        // PostgreSQL: the account's row is the lock that makes count-then-insert one step per account.
+        await forUpdate(
+          tx,
+          tx.db.selectFrom('accounts').select('account_id').where('account_id', '=', accountId),
+        ).execute()
+        // Counts at most `capacity` rows, so the check costs the same however long the queue grows.
+        const counted = await tx.db
+          .selectFrom((eb) =>
+            eb
+              .selectFrom('print_jobs')
+              .select('seq')
+              .where('account_id', '=', accountId)
+              .where('status', 'in', UNFINISHED)
+              .limit(capacity)
+              .as('unfinished'),
+          )
+          .select((eb) => eb.fn.countAll<number>().as('n'))
+          .executeTakeFirst()
+        if (Number(counted?.n ?? 0) >= capacity) return false
+        const options = Object.fromEntries(PRINT_OPTION_KEYS.map((key) => [key, job[key]]))
+        await tx.db
+          .insertInto('print_jobs')
+          .values({
+            print_job_id: job.print_job_id,
+            account_id: accountId,
+            document_id: job.document_id,
+            printer_id: job.printer_id,
+            status: job.status,
+            options: JSON.stringify(options),
+            created_at: job.created_at,
+            reserved_at: job.reserved_at,
+            started_at: job.started_at,
+            completed_at: job.completed_at,
+            failure_reason: job.failure_reason,
+          })
+          .execute()
+        return true
+      }),
+    async findById(accountId, printJobId) {
+      const row = await jobs()
+        .where('j.account_id', '=', accountId)
+        .where('j.print_job_id', '=', printJobId)
+        .executeTakeFirst()
+      return row && toJob(row as JobRow)
+    },
+    async list(accountId, limit, cursor, filter) {
+      return pageAfter(
+        cursor === undefined ? Number.MAX_SAFE_INTEGER : await seqOf(accountId, cursor),
+        async (before) => {
+          let page = jobs().where('j.account_id', '=', accountId).where('j.seq', '<', before)
+          if (filter.status) page = page.where('j.status', '=', filter.status)
+          if (filter.printer_id) page = page.where('j.printer_id', '=', filter.printer_id)
+          return (await page
+            .orderBy('j.seq', 'desc')
+            .limit(limit + 1)
+            .execute()) as JobRow[]
+        },
         limit,
         toJob,
         (job) => job.print_job_id,
@@ -275,3 +326,13 @@ export function createPrintJobRepository(db: SqliteDatabase): PrintJobRepository
     },
   }
 }
+
+/** The columns a rule records once: the first value stays. */
+type RecordedOnce =
+  | 'reserved_at'
+  | 'started_at'
+  | 'completed_at'
+  | 'failure_reason'
+  | 'offered_at'
+  | 'cancel_requested_at'
+  | 'cancel_reason'

@@ -4,7 +4,7 @@ import type { PageOf } from '../../protocol/pagination.ts'
 import type { Printer, PrinterCapabilities } from '../../protocol/printer.ts'
 import type { PrinterHealth } from '../../protocol/printer-health.ts'
 import { printerIdFor } from '../auth/stable-id.ts'
-import type { SqliteDatabase } from './database.ts'
+import { forUpdate, inTransaction, type Sql } from './engine.ts'
 import { pageAfter } from './paging.ts'
 
 export interface NewPrinter {
@@ -25,7 +25,7 @@ export interface PrinterLocation {
 }
 
 export interface PrinterRepository {
-  insert(printer: NewPrinter): Printer
+  insert(printer: NewPrinter): Promise<Printer>
   /**
    * Makes the agent's printers what its hub reports: each reported printer is created or updated (its id
    * derived from agent and key) and is online while its hub is (a report that arrives after the hub went
@@ -37,18 +37,18 @@ export interface PrinterRepository {
     printers: HubPrinter[],
     at: string,
     agentOnline: boolean,
-  ): void
-  setAgentPrintersOffline(agentId: string, at: string): void
+  ): Promise<void>
+  setAgentPrintersOffline(agentId: string, at: string): Promise<void>
   /** After a restart of the embedded broker no hub is connected, so no printer is reachable. */
-  markAllOffline(): void
-  locate(printerId: string): PrinterLocation | undefined
-  findById(accountId: string, printerId: string): Printer | undefined
-  list(accountId: string, limit: number, cursor?: string): PageOf<Printer> | undefined
+  markAllOffline(): Promise<void>
+  locate(printerId: string): Promise<PrinterLocation | undefined>
+  findById(accountId: string, printerId: string): Promise<Printer | undefined>
+  list(accountId: string, limit: number, cursor?: string): Promise<PageOf<Printer> | undefined>
   /**
    * Removes a printer no hub reports any more: it leaves every list and lookup, its jobs stay readable, and
    * it comes back if its hub reports it again. Refused while it is online or has unfinished jobs.
    */
-  remove(printerId: string, at: string): PrinterRemoval
+  remove(printerId: string, at: string): Promise<PrinterRemoval>
 }
 
 export type PrinterRemoval =
@@ -82,88 +82,105 @@ const toPrinter = (row: PrinterRow): Printer => {
   }
 }
 
-export function createPrinterRepository(db: SqliteDatabase): PrinterRepository {
-  const insert = db.prepare(
-    `INSERT INTO printers (printer_id, account_id, agent_id, name, capabilities, online, last_seen_at, created_at)
-     VALUES (?, ?, ?, ?, ?, ?, ?, ?)`,
-  )
-  const byId = db.prepare<[string, string], PrinterRow>(
-    'SELECT * FROM printers WHERE account_id = ? AND printer_id = ? AND removed_at IS NULL',
-  )
-  const seqOf = db.prepare<[string, string], { seq: number }>(
-    'SELECT seq FROM printers WHERE account_id = ? AND printer_id = ? AND removed_at IS NULL',
-  )
-  const page = db.prepare<[string, number, number], PrinterRow>(
-    'SELECT * FROM printers WHERE account_id = ? AND seq < ? AND removed_at IS NULL ORDER BY seq DESC LIMIT ?',
-  )
-  const upsert = db.prepare(
-    `INSERT INTO printers (printer_id, account_id, agent_id, name, capabilities, online, last_seen_at, created_at,
-       printer_key, uri, health)
-     VALUES (@printer_id, @account_id, @agent_id, @name, @capabilities, @online, @at, @at, @key, @uri, @health)
-     ON CONFLICT (printer_id) DO UPDATE SET name = excluded.name, capabilities = excluded.capabilities,
-       online = excluded.online, last_seen_at = excluded.last_seen_at, uri = excluded.uri, health = excluded.health,
-       removed_at = NULL`,
-  )
-  const othersOffline = db.prepare<[string, string]>(
-    'UPDATE printers SET online = 0 WHERE agent_id = ? AND online = 1 AND printer_id NOT IN (SELECT value FROM json_each(?))',
-  )
-  const allOffline = db.prepare(
-    'UPDATE printers SET online = 0, last_seen_at = ? WHERE agent_id = ? AND online = 1',
-  )
-  const everyOffline = db.prepare('UPDATE printers SET online = 0 WHERE online = 1')
-  const locate = db.prepare<[string], PrinterLocation>(
-    'SELECT printer_id, account_id, agent_id, printer_key FROM printers WHERE printer_id = ?',
-  )
-  const sync = db.transaction(
-    (accountId: string, agentId: string, printers: HubPrinter[], at: string, agentOnline: boolean) => {
-      const ids: string[] = []
-      for (const p of printers) {
-        const printerId = printerIdFor(agentId, p.key)
-        ids.push(printerId)
-        upsert.run({
-          printer_id: printerId,
-          account_id: accountId,
-          agent_id: agentId,
-          name: p.name,
-          capabilities: JSON.stringify(p.capabilities),
-          at,
-          key: p.key,
-          uri: p.uri,
-          health: JSON.stringify(p.health),
-          online: agentOnline ? 1 : 0,
-        })
-      }
-      othersOffline.run(agentId, JSON.stringify(ids))
-    },
-  )
-  const removable = db.prepare<[string], { account_id: string; online: number; removed_at: string | null }>(
-    'SELECT account_id, online, removed_at FROM printers WHERE printer_id = ?',
-  )
-  const unfinishedJobs = db.prepare<[string], { n: number }>(
-    "SELECT count(*) AS n FROM print_jobs WHERE printer_id = ? AND status IN ('pending', 'reserved', 'printing')",
-  )
-  const markRemoved = db.prepare('UPDATE printers SET removed_at = ?, online = 0 WHERE printer_id = ?')
-  const remove = db.transaction((printerId: string, at: string): PrinterRemoval => {
-    const printer = removable.get(printerId)
-    if (!printer || printer.removed_at !== null) return { removed: false, reason: 'not_found' }
-    if (printer.online === 1) return { removed: false, reason: 'online' }
-    const unfinished = unfinishedJobs.get(printerId)?.n ?? 0
-    if (unfinished > 0) return { removed: false, reason: 'unfinished_jobs', unfinished_jobs: unfinished }
-    markRemoved.run(at, printerId)
-    return { removed: true, printer_id: printerId, account_id: printer.account_id, removed_at: at }
-  })
+export function createPrinterRepository(sql: Sql): PrinterRepository {
+  const { db } = sql
+  const columns = [
+    'printer_id',
+    'agent_id',
+    'name',
+    'capabilities',
+    'online',
+    'health',
+    'last_seen_at',
+    'created_at',
+  ] as const
   return {
-    remove: (printerId, at) => remove.immediate(printerId, at),
+    remove: (printerId, at) =>
+      inTransaction(sql, async (tx): Promise<PrinterRemoval> => {
+        const printer = await forUpdate(
+          tx,
+          tx.db
+            .selectFrom('printers')
+            .select(['account_id', 'online', 'removed_at'])
+            .where('printer_id', '=', printerId),
+        ).executeTakeFirst()
+        if (!printer || printer.removed_at !== null) return { removed: false, reason: 'not_found' }
+        if (printer.online === 1) return { removed: false, reason: 'online' }
+        const unfinished = await tx.db
+          .selectFrom('print_jobs')
+          .select((eb) => eb.fn.countAll<number>().as('n'))
+          .where('printer_id', '=', printerId)
+          .where('status', 'in', ['pending', 'reserved', 'printing'])
+          .executeTakeFirst()
+        const n = Number(unfinished?.n ?? 0)
+        if (n > 0) return { removed: false, reason: 'unfinished_jobs', unfinished_jobs: n }
+        await tx.db
+          .updateTable('printers')
+          .set({ removed_at: at, online: 0 })
+          .where('printer_id', '=', printerId)
+          .execute()
+        return { removed: true, printer_id: printerId, account_id: printer.account_id, removed_at: at }
+      }),
     syncFromHub: (accountId, agentId, printers, at, agentOnline) =>
-      sync.immediate(accountId, agentId, printers, at, agentOnline),
-    setAgentPrintersOffline(agentId, at) {
-      allOffline.run(at, agentId)
+      inTransaction(sql, async (tx) => {
+        const ids: string[] = []
+        for (const p of printers) {
+          const printerId = printerIdFor(agentId, p.key)
+          ids.push(printerId)
+          await tx.db
+            .insertInto('printers')
+            .values({
+              printer_id: printerId,
+              account_id: accountId,
+              agent_id: agentId,
+              name: p.name,
+              capabilities: JSON.stringify(p.capabilities),
+              online: agentOnline ? 1 : 0,
+              last_seen_at: at,
+              created_at: at,
+              printer_key: p.key,
+              uri: p.uri,
+              health: JSON.stringify(p.health),
+            })
+            .onConflict((conflict) =>
+              conflict.column('printer_id').doUpdateSet((eb) => ({
+                name: eb.ref('excluded.name'),
+                capabilities: eb.ref('excluded.capabilities'),
+                online: eb.ref('excluded.online'),
+                last_seen_at: eb.ref('excluded.last_seen_at'),
+                uri: eb.ref('excluded.uri'),
+                health: eb.ref('excluded.health'),
+                removed_at: null,
+              })),
+            )
+            .execute()
+        }
+        let others = tx.db
+          .updateTable('printers')
+          .set({ online: 0 })
+          .where('agent_id', '=', agentId)
+          .where('online', '=', 1)
+        if (ids.length > 0) others = others.where('printer_id', 'not in', ids)
+        await others.execute()
+      }),
+    async setAgentPrintersOffline(agentId, at) {
+      await db
+        .updateTable('printers')
+        .set({ online: 0, last_seen_at: at })
+        .where('agent_id', '=', agentId)
+        .where('online', '=', 1)
+        .execute()
     },
-    markAllOffline() {
-      everyOffline.run()
+    async markAllOffline() {
+      await db.updateTable('printers').set({ online: 0 }).where('online', '=', 1).execute()
     },
-    locate: (printerId) => locate.get(printerId),
-    insert(printer) {
+    locate: (printerId) =>
+      db
+        .selectFrom('printers')
+        .select(['printer_id', 'account_id', 'agent_id', 'printer_key'])
+        .where('printer_id', '=', printerId)
+        .executeTakeFirst(),
+    async insert(printer) {
       const row: PrinterRow = {
         printer_id: printer.printer_id ?? randomUUID(),
         agent_id: printer.agent_id,
@@ -173,26 +190,47 @@ export function createPrinterRepository(db: SqliteDatabase): PrinterRepository {
         last_seen_at: printer.last_seen_at ?? null,
         created_at: new Date().toISOString(),
       }
-      insert.run(
-        row.printer_id,
-        printer.account_id,
-        row.agent_id,
-        row.name,
-        row.capabilities,
-        row.online,
-        row.last_seen_at,
-        row.created_at,
-      )
+      await db
+        .insertInto('printers')
+        .values({ ...row, account_id: printer.account_id })
+        .execute()
       return toPrinter(row)
     },
-    findById(accountId, printerId) {
-      const row = byId.get(accountId, printerId)
+    async findById(accountId, printerId) {
+      const row = await db
+        .selectFrom('printers')
+        .select(columns)
+        .where('account_id', '=', accountId)
+        .where('printer_id', '=', printerId)
+        .where('removed_at', 'is', null)
+        .executeTakeFirst()
       return row && toPrinter(row)
     },
-    list(accountId, limit, cursor) {
+    async list(accountId, limit, cursor) {
+      const before =
+        cursor === undefined
+          ? Number.MAX_SAFE_INTEGER
+          : (
+              await db
+                .selectFrom('printers')
+                .select('seq')
+                .where('account_id', '=', accountId)
+                .where('printer_id', '=', cursor)
+                .where('removed_at', 'is', null)
+                .executeTakeFirst()
+            )?.seq
       return pageAfter(
-        cursor === undefined ? Number.MAX_SAFE_INTEGER : seqOf.get(accountId, cursor)?.seq,
-        (before) => page.all(accountId, before, limit + 1),
+        before,
+        (seq) =>
+          db
+            .selectFrom('printers')
+            .select(columns)
+            .where('account_id', '=', accountId)
+            .where('seq', '<', seq)
+            .where('removed_at', 'is', null)
+            .orderBy('seq', 'desc')
+            .limit(limit + 1)
+            .execute(),
         limit,
         toPrinter,
         (printer) => printer.printer_id,

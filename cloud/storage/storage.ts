@@ -1,9 +1,11 @@
 import path from 'node:path'
+import { sql as rawSql } from 'kysely'
 import { type AccountRepository, createAccountRepository } from './accounts.ts'
 import { type AgentRepository, createAgentRepository } from './agents.ts'
 import { type ApiClientRepository, createApiClientRepository } from './api-clients.ts'
-import { openDatabase, type SqliteDatabase } from './database.ts'
+import { type DatabaseLocation, type OpenDatabase, openDatabase } from './database.ts'
 import { createDocumentRepository, type DocumentRepository } from './documents.ts'
+import type { Engine, Sql } from './engine.ts'
 import { createEnrollmentRepository, type EnrollmentRepository } from './enrollments.ts'
 import { createIdempotencyRepository, type IdempotencyRepository } from './idempotency.ts'
 import { createPrintJobRepository, type PrintJobRepository } from './print-jobs.ts'
@@ -11,6 +13,7 @@ import { createPrinterRepository, type PrinterRepository } from './printers.ts'
 
 /** Every repository the cloud uses. The rest of the cloud sees only these interfaces, never SQL. */
 export interface Storage {
+  readonly engine: Engine
   accounts: AccountRepository
   apiClients: ApiClientRepository
   agents: AgentRepository
@@ -20,36 +23,88 @@ export interface Storage {
   printJobs: PrintJobRepository
   idempotency: IdempotencyRepository
   /** Whether the database answers a query now (readiness probe); false once closed or failing. */
-  ping(): boolean
-  /** Runs `work` as one transaction: several repositories' writes land together or not at all. */
-  atomically<T>(work: () => T): T
-  close(): void
+  ping(): Promise<boolean>
+  /**
+   * Runs `work` as one transaction: every write it makes through `tx` (a Storage scoped to the transaction)
+   * lands together, or none does when it throws. Use only `tx` inside: on SQLite the one connection is held
+   * by the transaction, so a call through the outer storage would wait for it for ever. Within a transaction
+   * `tx.atomically` runs its work in the same transaction.
+   */
+  atomically<T>(work: (tx: Storage) => Promise<T>): Promise<T>
+  close(): Promise<void>
 }
 
 export const DATABASE_FILE = 'cloud.sqlite'
 
-export function openStorage(dataDir: string, busyTimeoutMs?: number): Storage {
-  return storageOn(openDatabase(path.join(dataDir, DATABASE_FILE), undefined, busyTimeoutMs))
+export interface StorageSettings {
+  /** Where the SQLite file lives when there is no `databaseUrl`. */
+  dataDir: string
+  /** `postgres://…`: every repository on PostgreSQL; empty or absent: SQLite in `dataDir`. */
+  databaseUrl?: string
+  busyTimeoutMs?: number
 }
 
-export function storageOn(db: SqliteDatabase): Storage {
+/** Where the settings put the database. */
+export function databaseLocation(settings: StorageSettings): DatabaseLocation {
+  return settings.databaseUrl
+    ? { postgresUrl: settings.databaseUrl }
+    : { sqliteFile: path.join(settings.dataDir, DATABASE_FILE) }
+}
+
+/** Opens the database the settings name (migrating it) and the repositories on it. */
+export async function openStorage(settings: StorageSettings): Promise<Storage> {
+  return storageOn(
+    await openDatabase(databaseLocation(settings), {
+      ...(settings.busyTimeoutMs !== undefined && { busyTimeoutMs: settings.busyTimeoutMs }),
+    }),
+  )
+}
+
+export function storageOn(database: OpenDatabase): Storage {
+  let closed = false
+  const storage = repositoriesOn(database)
   return {
-    accounts: createAccountRepository(db),
-    apiClients: createApiClientRepository(db),
-    agents: createAgentRepository(db),
-    printers: createPrinterRepository(db),
-    documents: createDocumentRepository(db),
-    enrollments: createEnrollmentRepository(db),
-    printJobs: createPrintJobRepository(db),
-    idempotency: createIdempotencyRepository(db),
-    ping: () => {
+    ...storage,
+    async ping() {
+      if (closed) return false
       try {
-        return db.prepare('SELECT 1 AS one').get() !== undefined
+        await rawSql`SELECT 1`.execute(database.db)
+        return true
       } catch {
         return false
       }
     },
-    atomically: (work) => db.transaction(work).immediate(),
-    close: () => db.close(),
+    atomically: (work) =>
+      database.db.transaction().execute((tx) => work(scoped({ db: tx, engine: database.engine }))),
+    async close() {
+      if (closed) return
+      closed = true
+      await database.close()
+    },
   }
+}
+
+function repositoriesOn(sql: Sql) {
+  return {
+    engine: sql.engine,
+    accounts: createAccountRepository(sql),
+    apiClients: createApiClientRepository(sql),
+    agents: createAgentRepository(sql),
+    printers: createPrinterRepository(sql),
+    documents: createDocumentRepository(sql),
+    enrollments: createEnrollmentRepository(sql),
+    printJobs: createPrintJobRepository(sql),
+    idempotency: createIdempotencyRepository(sql),
+  }
+}
+
+/** The repositories inside one transaction (Storage.atomically). */
+function scoped(tx: Sql): Storage {
+  const storage: Storage = {
+    ...repositoriesOn(tx),
+    ping: async () => true,
+    atomically: (work) => work(storage),
+    close: () => Promise.reject(new Error('a transaction is not closed; it ends with atomically')),
+  }
+  return storage
 }

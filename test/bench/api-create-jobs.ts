@@ -60,7 +60,7 @@ export async function benchApiCreateJobs(): Promise<void> {
       PRINT_QUEUE_CAPACITY: '10000000',
     },
   })
-  const account = cloud.createAccount()
+  const account = await cloud.createAccount()
   const body = JSON.stringify({
     document_base64: ESCPOS_RECEIPT.toString('base64'),
     document_format: 'raw',
@@ -68,7 +68,7 @@ export async function benchApiCreateJobs(): Promise<void> {
     printer_id: account.receiptPrinterId,
   })
   const base = await cloud.app.listen({ host: '127.0.0.1', port: 0 })
-  const headers = { authorization: `Bearer ${account.token()}` }
+  const headers = { authorization: `Bearer ${await account.token()}` }
   const sample = await (
     await fetch(`${base}/api/v1/print-jobs/from-base64`, {
       method: 'POST',

@@ -28,7 +28,7 @@ afterEach(async () => {
 
 async function start(limitBytes: number): Promise<{ cloud: TestCloud; account: TestAccount; base: string }> {
   cloud = await startTestCloud({ env: { MAX_BODY_BYTES_IN_FLIGHT: String(limitBytes) } })
-  const account = cloud.createAccount()
+  const account = await cloud.createAccount()
   return { cloud, account, base: await listen(cloud.app) }
 }
 
@@ -48,12 +48,17 @@ function receiptBody(account: TestAccount, size: number): Buffer {
 }
 
 /** Starts a POST of `body` to from-base64: headers now (with Content-Length unless chunked), body later. */
-function startUpload(base: string, account: TestAccount, body: Buffer, chunked = false): Upload {
+async function startUpload(
+  base: string,
+  account: TestAccount,
+  body: Buffer,
+  chunked = false,
+): Promise<Upload> {
   const req = request(`${base}/api/v1/print-jobs/from-base64`, {
     method: 'POST',
     agent: false,
     headers: {
-      authorization: `Bearer ${account.token()}`,
+      authorization: `Bearer ${await account.token()}`,
       'content-type': 'application/json',
       ...(chunked ? { 'transfer-encoding': 'chunked' } : { 'content-length': String(body.length) }),
     },
@@ -84,12 +89,12 @@ function expectBusy(answer: Answer): void {
 describe('request bodies in flight are capped globally (MAX_BODY_BYTES_IN_FLIGHT)', () => {
   it('answers a large body that would pass the cap 503 with Retry-After before reading it, then takes it once the first is done', async () => {
     const { cloud, account, base } = await start(256 * KiB)
-    const first = startUpload(base, account, receiptBody(account, 200 * KiB))
+    const first = await startUpload(base, account, receiptBody(account, 200 * KiB))
     first.req.write(first.body.subarray(0, 100 * KiB))
     await expect.poll(() => cloud.app.bodyBytesInFlight()).toBe(first.body.length)
 
     // Headers only: the answer comes without a byte of the body.
-    const second = startUpload(base, account, receiptBody(account, 100 * KiB))
+    const second = await startUpload(base, account, receiptBody(account, 100 * KiB))
     second.req.on('error', () => {}) // the server closes the connection after answering
     expectBusy(await second.answer)
     expect(cloud.app.bodyBytesInFlight()).toBe(first.body.length)
@@ -98,18 +103,18 @@ describe('request bodies in flight are capped globally (MAX_BODY_BYTES_IN_FLIGHT
     expect((await first.answer).status).toBe(201)
     await expect.poll(() => cloud.app.bodyBytesInFlight()).toBe(0)
 
-    const third = startUpload(base, account, receiptBody(account, 100 * KiB))
+    const third = await startUpload(base, account, receiptBody(account, 100 * KiB))
     third.req.end(third.body)
     expect((await third.answer).status).toBe(201)
   })
 
   it('takes a small body while large ones fill the budget', async () => {
     const { cloud, account, base } = await start(256 * KiB)
-    const large = startUpload(base, account, receiptBody(account, 250 * KiB))
+    const large = await startUpload(base, account, receiptBody(account, 250 * KiB))
     large.req.write(large.body.subarray(0, 10 * KiB))
     await expect.poll(() => cloud.app.bodyBytesInFlight()).toBe(large.body.length)
 
-    const small = startUpload(base, account, receiptBody(account, 4 * KiB))
+    const small = await startUpload(base, account, receiptBody(account, 4 * KiB))
     small.req.end(small.body)
     expect((await small.answer).status).toBe(201)
 
@@ -119,18 +124,18 @@ describe('request bodies in flight are capped globally (MAX_BODY_BYTES_IN_FLIGHT
 
   it('takes a lone body larger than the cap (up to its route limit)', async () => {
     const { account, base } = await start(64 * KiB)
-    const lone = startUpload(base, account, receiptBody(account, 200 * KiB))
+    const lone = await startUpload(base, account, receiptBody(account, 200 * KiB))
     lone.req.end(lone.body)
     expect((await lone.answer).status).toBe(201)
   })
 
   it('counts a chunked body as it arrives and answers 503 once it passes the cap', async () => {
     const { cloud, account, base } = await start(256 * KiB)
-    const first = startUpload(base, account, receiptBody(account, 200 * KiB))
+    const first = await startUpload(base, account, receiptBody(account, 200 * KiB))
     first.req.write(first.body.subarray(0, 1 * KiB))
     await expect.poll(() => cloud.app.bodyBytesInFlight()).toBe(first.body.length)
 
-    const chunked = startUpload(base, account, receiptBody(account, 120 * KiB), true)
+    const chunked = await startUpload(base, account, receiptBody(account, 120 * KiB), true)
     chunked.req.on('error', () => {})
     chunked.req.write(chunked.body.subarray(0, 40 * KiB))
     await expect.poll(() => cloud.app.bodyBytesInFlight()).toBe(first.body.length + 40 * KiB)

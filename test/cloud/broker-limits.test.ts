@@ -88,10 +88,10 @@ describe('the MQTT listener bounds what a client can make it hold', () => {
       MQTT_MAX_PENDING_CONNECTIONS: '4',
       MQTT_CONNECT_TIMEOUT_MS: '1000',
     })
-    const seeded = seedAccount(full.cloud, 'Limits')
+    const seeded = await seedAccount(full.cloud, 'Limits')
     accountId = seeded.accountId
     hub = await enroll(full.url, seeded.enrollmentToken)
-    sentinelHub = await enroll(full.url, seedAccount(full.cloud, 'Sentinel').enrollmentToken)
+    sentinelHub = await enroll(full.url, (await seedAccount(full.cloud, 'Sentinel')).enrollmentToken)
   })
   afterAll(async () => {
     for (const client of clients) client.end(true)
@@ -156,8 +156,10 @@ describe('the MQTT listener bounds what a client can make it hold', () => {
       JSON.stringify({ v: 1, online: true, session: 'sentinel' }),
       { qos: 1 },
     )
-    await expect.poll(() => full.cloud.storage.agents.findById(sentinelHub.agent_id)?.online).toBe(true)
-    expect(full.cloud.storage.agents.findById(hub.agent_id)?.online).toBe(false)
+    await expect
+      .poll(async () => (await full.cloud.storage.agents.findById(sentinelHub.agent_id))?.online)
+      .toBe(true)
+    expect((await full.cloud.storage.agents.findById(hub.agent_id))?.online).toBe(false)
     client.end(true)
   })
 
@@ -176,8 +178,10 @@ describe('the MQTT listener bounds what a client can make it hold', () => {
     // A sentinel: a small state after reconnecting. Once it is recorded, the big one would have been too.
     const again = await connectAsHub()
     await again.publishAsync(topic, JSON.stringify(stateWith(1, 'small')), { qos: 1 })
-    await expect.poll(() => full.cloud.storage.agents.findById(hub.agent_id)?.version).toBe('small')
-    expect(full.cloud.storage.printers.list(accountId, 100)?.data).toHaveLength(1)
+    await expect
+      .poll(async () => (await full.cloud.storage.agents.findById(hub.agent_id))?.version)
+      .toBe('small')
+    expect((await full.cloud.storage.printers.list(accountId, 100))?.data).toHaveLength(1)
     again.end(true)
   })
 

@@ -23,7 +23,7 @@ describe('MQTT over TLS', () => {
       MQTT_TLS_CERT_FILE: path.join(certDir.path, 'cert.pem'),
       MQTT_TLS_KEY_FILE: path.join(certDir.path, 'key.pem'),
     })
-    hub = await enroll(full.url, seedAccount(full.cloud).enrollmentToken)
+    hub = await enroll(full.url, (await seedAccount(full.cloud)).enrollmentToken)
   })
   afterAll(async () => {
     await full.close()

@@ -4,17 +4,17 @@ import { connectHub, enroll, seedAccount, startFullCloud } from './hub-link.ts'
 
 type FullCloud = Awaited<ReturnType<typeof startFullCloud>>
 
-function waitFor<T>(check: () => T | undefined | false, timeoutMs = 10_000): Promise<T> {
+async function waitFor<T>(
+  check: () => T | undefined | false | Promise<T | undefined | false>,
+  timeoutMs = 10_000,
+): Promise<T> {
   const started = Date.now()
-  return new Promise((resolve, reject) => {
-    const tick = () => {
-      const value = check()
-      if (value) return resolve(value)
-      if (Date.now() - started > timeoutMs) return reject(new Error('condition not met in time'))
-      setTimeout(tick, 20)
-    }
-    tick()
-  })
+  for (;;) {
+    const value = await check()
+    if (value) return value
+    if (Date.now() - started > timeoutMs) throw new Error('condition not met in time')
+    await new Promise((r) => setTimeout(r, 20))
+  }
 }
 
 describe('the broker: hub identity and topic policy', () => {
@@ -25,8 +25,8 @@ describe('the broker: hub identity and topic policy', () => {
 
   beforeAll(async () => {
     full = await startFullCloud({ HUB_KEEPALIVE_SECONDS: '1' })
-    hubA = await enroll(full.url, seedAccount(full.cloud, 'A').enrollmentToken)
-    hubB = await enroll(full.url, seedAccount(full.cloud, 'B').enrollmentToken)
+    hubA = await enroll(full.url, (await seedAccount(full.cloud, 'A')).enrollmentToken)
+    hubB = await enroll(full.url, (await seedAccount(full.cloud, 'B')).enrollmentToken)
   })
   afterAll(async () => {
     for (const client of clients) client.end(true)
@@ -92,7 +92,7 @@ describe('the broker: hub identity and topic policy', () => {
     const closed = new Promise<void>((resolve) => client.once('close', () => resolve()))
     client.publish(`hubs/${hubB.agent_id}/state`, '{}', { qos: 1 })
     await closed
-    const published = full.cloud.storage.agents.findById(hubB.agent_id)
+    const published = await full.cloud.storage.agents.findById(hubB.agent_id)
     expect(published?.version).toBeNull()
   })
 
@@ -112,12 +112,15 @@ describe('the broker: hub identity and topic policy', () => {
       JSON.stringify({ v: 1, online: true, session }),
       { qos: 1 },
     )
-    await waitFor(() => full.cloud.storage.agents.findById(hubA.agent_id)?.online)
+    await waitFor(async () => (await full.cloud.storage.agents.findById(hubA.agent_id))?.online)
     // Lose the hub without DISCONNECT: stop its keepalive pings and silence its socket.
     ;(client as unknown as { _clearPingTimer?: () => void })._clearPingTimer?.()
     client.stream.pause()
     ;(client.stream as unknown as { write: () => boolean }).write = () => true
-    await waitFor(() => full.cloud.storage.agents.findById(hubA.agent_id)?.online === false, 5000)
+    await waitFor(
+      async () => (await full.cloud.storage.agents.findById(hubA.agent_id))?.online === false,
+      5000,
+    )
     client.end(true)
   })
 })

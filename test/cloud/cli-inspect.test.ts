@@ -21,28 +21,35 @@ describe('cloud CLI: listing, showing and removing', () => {
   let secret: string
   const ids = { hub: 'hub-1', gone: '', live: '', busy: '' }
 
-  beforeAll(() => {
+  beforeAll(async () => {
     accountId = json(['account', 'create', '--name', 'Corner Bakery']).account_id
     const client = json(['client', 'create', '--account', accountId, '--scopes', 'print_jobs:read'])
     clientId = client.client_id
     secret = client.client_secret
     // A hub with printers as its state reports leave them: one it reports (online), others it does not.
-    const storage = openStorage(DATA_DIR)
+    const storage = await openStorage({ dataDir: DATA_DIR })
     try {
-      storage.agents.insert({ account_id: accountId, name: 'Front desk', agent_id: ids.hub, online: true })
-      const printer = (name: string, online: boolean) =>
-        storage.printers.insert({
-          account_id: accountId,
-          agent_id: ids.hub,
-          name,
-          capabilities: RECEIPT_PRINTER,
-          online,
-        }).printer_id
-      ids.gone = printer('Old till', false)
-      ids.live = printer('Till', true)
-      ids.busy = printer('Kitchen', false)
+      await storage.agents.insert({
+        account_id: accountId,
+        name: 'Front desk',
+        agent_id: ids.hub,
+        online: true,
+      })
+      const printer = async (name: string, online: boolean) =>
+        (
+          await storage.printers.insert({
+            account_id: accountId,
+            agent_id: ids.hub,
+            name,
+            capabilities: RECEIPT_PRINTER,
+            online,
+          })
+        ).printer_id
+      ids.gone = await printer('Old till', false)
+      ids.live = await printer('Till', true)
+      ids.busy = await printer('Kitchen', false)
     } finally {
-      storage.close()
+      await storage.close()
     }
   })
   afterAll(() => dir.remove())
@@ -100,7 +107,7 @@ describe('cloud CLI: listing, showing and removing', () => {
     })
   })
 
-  it('hub show, printer show and job show (with what the hub was told)', () => {
+  it('hub show, printer show and job show (with what the hub was told)', async () => {
     expect(json(['hub', 'show', '--id', ids.hub])).toMatchObject({
       agent_id: ids.hub,
       account_id: accountId,
@@ -114,7 +121,7 @@ describe('cloud CLI: listing, showing and removing', () => {
       name: 'Till',
       online: true,
     })
-    const storage = openStorage(DATA_DIR)
+    const storage = await openStorage({ dataDir: DATA_DIR })
     const jobId = randomUUID()
     try {
       const document = {
@@ -127,8 +134,8 @@ describe('cloud CLI: listing, showing and removing', () => {
         filename: null,
         created_at: new Date().toISOString(),
       }
-      storage.documents.insertWithinQuota(accountId, document, 1e9)
-      storage.printJobs.insertWithinCapacity(
+      await storage.documents.insertWithinQuota(accountId, document, 1e9)
+      await storage.printJobs.insertWithinCapacity(
         accountId,
         {
           ...resolveOptions({}),
@@ -150,7 +157,7 @@ describe('cloud CLI: listing, showing and removing', () => {
         1000,
       )
     } finally {
-      storage.close()
+      await storage.close()
     }
     expect(json(['job', 'show', '--id', jobId])).toMatchObject({
       print_job_id: jobId,

@@ -16,8 +16,8 @@ describe('cloud printer remove', () => {
   let shop: TestAccount
   const remove = (printerId: string) =>
     runCli('cloud/cli.ts', ['printer', 'remove', '--id', printerId], { DATA_DIR: cloud.dataDir })
-  const api = (method: 'GET' | 'POST', url: string, payload?: object) =>
-    cloud.app.inject({ method, url, headers: { authorization: `Bearer ${shop.token()}` }, payload })
+  const api = async (method: 'GET' | 'POST', url: string, payload?: object) =>
+    cloud.app.inject({ method, url, headers: { authorization: `Bearer ${await shop.token()}` }, payload })
   const receipt = (printerId: string) => ({
     printer_id: printerId,
     document_format: 'raw',
@@ -31,7 +31,7 @@ describe('cloud printer remove', () => {
 
   beforeAll(async () => {
     cloud = await startTestCloud()
-    shop = cloud.createAccount()
+    shop = await cloud.createAccount()
   })
   afterAll(() => cloud.close())
 
@@ -45,7 +45,7 @@ describe('cloud printer remove', () => {
       health: { state: 'ready', reasons: [], checked_at: new Date().toISOString() },
     }
     const printerId = printerIdFor(shop.agentId, hubPrinter.key)
-    cloud.storage.printers.syncFromHub(
+    await cloud.storage.printers.syncFromHub(
       shop.accountId,
       shop.agentId,
       [hubPrinter],
@@ -62,7 +62,7 @@ describe('cloud printer remove', () => {
     expect(created.statusCode).toBe(201)
     const job = created.json() as { print_job_id: string }
     // The hub no longer reports it: offline, with a pending job.
-    cloud.storage.printers.syncFromHub(shop.accountId, shop.agentId, [], new Date().toISOString(), true)
+    await cloud.storage.printers.syncFromHub(shop.accountId, shop.agentId, [], new Date().toISOString(), true)
     expect(remove(printerId)).toEqual({
       status: 1,
       stdout: '',
@@ -90,7 +90,7 @@ describe('cloud printer remove', () => {
     expect(refused.statusCode).toBe(422)
 
     // Its hub reports it again: it is back.
-    cloud.storage.printers.syncFromHub(
+    await cloud.storage.printers.syncFromHub(
       shop.accountId,
       shop.agentId,
       [hubPrinter],

@@ -9,10 +9,13 @@ import { ESCPOS_RECEIPT, RECEIPT_PRINTER } from './test-cloud.ts'
 
 type FullCloud = Awaited<ReturnType<typeof startFullCloud>>
 
-async function until<T>(check: () => T | undefined | null | false, timeoutMs = 5000): Promise<T> {
+async function until<T>(
+  check: () => T | undefined | null | false | Promise<T | undefined | null | false>,
+  timeoutMs = 5000,
+): Promise<T> {
   const deadline = Date.now() + timeoutMs
   for (;;) {
-    const value = check()
+    const value = await check()
     if (value) return value
     if (Date.now() > deadline) throw new Error('condition not met in time')
     await new Promise((r) => setTimeout(r, 10))
@@ -30,7 +33,7 @@ const printer = (key: string): HubPrinter => ({
 
 describe('the dispatcher and the agent API, with an MQTT client standing in for a hub', () => {
   let full: FullCloud
-  let seed: ReturnType<typeof seedAccount>
+  let seed: Awaited<ReturnType<typeof seedAccount>>
   let hub: { agent_id: string; credential: string }
   let client: MqttClient
   const messages: { topic: string; payload: Record<string, unknown> }[] = []
@@ -65,7 +68,7 @@ describe('the dispatcher and the agent API, with an MQTT client standing in for 
 
   beforeAll(async () => {
     full = await startFullCloud({ PENDING_JOB_EXPIRY_SECONDS: '60', CANCEL_CONFIRM_TIMEOUT_MS: '500' })
-    seed = seedAccount(full.cloud)
+    seed = await seedAccount(full.cloud)
     hub = await enroll(full.url, seed.enrollmentToken)
     client = await connectHub(full.mqttUrl, {
       clientId: hub.agent_id,
@@ -92,7 +95,7 @@ describe('the dispatcher and the agent API, with an MQTT client standing in for 
       host: { hostname: 'pi', platform: 'linux', arch: 'arm64' },
       printers: [printer('receipt-1'), printer('receipt-2')],
     })
-    await until(() => full.cloud.storage.printers.locate(printerId()))
+    await until(async () => await full.cloud.storage.printers.locate(printerId()))
   })
   afterAll(async () => {
     client.end(true)
@@ -108,7 +111,10 @@ describe('the dispatcher and the agent API, with an MQTT client standing in for 
       [printerIdFor(hub.agent_id, 'receipt-1'), printerIdFor(hub.agent_id, 'receipt-2')].sort(),
     )
     expect(body.data.every((p) => p.online && p.agent_id === hub.agent_id)).toBe(true)
-    expect(full.cloud.storage.agents.findById(hub.agent_id)).toMatchObject({ online: true, version: '9.9.9' })
+    expect(await full.cloud.storage.agents.findById(hub.agent_id)).toMatchObject({
+      online: true,
+      version: '9.9.9',
+    })
   })
 
   it('offers a new job to its hub with the document URL, checksum and resolved options', async () => {
@@ -139,12 +145,12 @@ describe('the dispatcher and the agent API, with an MQTT client standing in for 
     const created = await createJob()
     const at = (s: number) => new Date(Date.parse(created.created_at) + s * 1000).toISOString()
     await publish('job-ack', { print_job_id: created.print_job_id, at: at(1) })
-    await until(() => job(created.print_job_id)?.status === 'reserved')
+    await until(async () => (await job(created.print_job_id))?.status === 'reserved')
     await publish('job-ack', { print_job_id: created.print_job_id, at: at(2) })
     await publish('job-status', { print_job_id: created.print_job_id, status: 'printing', at: at(3) })
-    await until(() => job(created.print_job_id)?.status === 'printing')
+    await until(async () => (await job(created.print_job_id))?.status === 'printing')
     await publish('job-status', { print_job_id: created.print_job_id, status: 'printed', at: at(4) })
-    await until(() => job(created.print_job_id)?.status === 'printed')
+    await until(async () => (await job(created.print_job_id))?.status === 'printed')
     await publish('job-status', { print_job_id: created.print_job_id, status: 'printing', at: at(5) })
     await publish('job-status', {
       print_job_id: created.print_job_id,
@@ -155,7 +161,7 @@ describe('the dispatcher and the agent API, with an MQTT client standing in for 
     })
     await publish('job-ack', { print_job_id: created.print_job_id, at: at(7) })
     await new Promise((r) => setTimeout(r, 100))
-    expect(job(created.print_job_id)).toMatchObject({
+    expect(await job(created.print_job_id)).toMatchObject({
       status: 'printed',
       reserved_at: at(1),
       started_at: at(3),
@@ -173,8 +179,8 @@ describe('the dispatcher and the agent API, with an MQTT client standing in for 
       at: new Date().toISOString(),
       failure_reason: 'printer_paper_out',
     })
-    await until(() => job(created.print_job_id)?.status === 'failed')
-    expect(job(created.print_job_id)).toMatchObject({
+    await until(async () => (await job(created.print_job_id))?.status === 'failed')
+    expect(await job(created.print_job_id)).toMatchObject({
       failure_reason: 'printer_paper_out',
       failure_detail: null,
     })
@@ -187,8 +193,8 @@ describe('the dispatcher and the agent API, with an MQTT client standing in for 
       failure_reason: 'render_failed',
       detail: 'ghostscript_error: Ghostscript failed (-100)',
     })
-    await until(() => job(said.print_job_id)?.status === 'failed')
-    expect(job(said.print_job_id)).toMatchObject({
+    await until(async () => (await job(said.print_job_id))?.status === 'failed')
+    expect(await job(said.print_job_id)).toMatchObject({
       failure_reason: 'render_failed',
       failure_detail: 'ghostscript_error: Ghostscript failed (-100)',
     })
@@ -198,7 +204,7 @@ describe('the dispatcher and the agent API, with an MQTT client standing in for 
     const pending = await createJob()
     const reserved = await createJob()
     await publish('job-ack', { print_job_id: reserved.print_job_id, at: new Date().toISOString() })
-    await until(() => job(reserved.print_job_id)?.status === 'reserved')
+    await until(async () => (await job(reserved.print_job_id))?.status === 'reserved')
     const before = [offersFor(pending.print_job_id).length, offersFor(reserved.print_job_id).length]
     await publish('presence', { online: true, session: 's2' })
     await until(
@@ -241,7 +247,7 @@ describe('the dispatcher and the agent API, with an MQTT client standing in for 
       at: new Date().toISOString(),
     })
     await new Promise((r) => setTimeout(r, 100))
-    expect(job(created.print_job_id)?.status).toBe('cancelled')
+    expect((await job(created.print_job_id))?.status).toBe('cancelled')
   })
 
   it('answers 409 when the hub had started printing: the cancel lost the race', async () => {
@@ -253,7 +259,7 @@ describe('the dispatcher and the agent API, with an MQTT client standing in for 
       error_code: 'print_job_not_cancellable',
       details: { status: 'printing' },
     })
-    expect(job(created.print_job_id)?.status).toBe('printing')
+    expect((await job(created.print_job_id))?.status).toBe('printing')
     // A printing job is refused without asking the hub.
     const commands = cancelCommandsFor(created.print_job_id).length
     expect((await cancel(created.print_job_id)).status).toBe(409)
@@ -276,28 +282,28 @@ describe('the dispatcher and the agent API, with an MQTT client standing in for 
       status: 'cancelled',
       at: new Date().toISOString(),
     })
-    await until(() => job(created.print_job_id)?.status === 'cancelled')
+    await until(async () => (await job(created.print_job_id))?.status === 'cancelled')
   })
 
   it('expires a pending job its hub holds only through the hub', async () => {
     const created = await createJob()
     answerCancel = null
-    expect(full.cloud.dispatcher.expireStale(new Date(Date.now() + 61_000))).not.toContain(
+    expect(await full.cloud.dispatcher.expireStale(new Date(Date.now() + 61_000))).not.toContain(
       created.print_job_id,
     )
     const [command] = await until(
       () => cancelCommandsFor(created.print_job_id).length > 0 && cancelCommandsFor(created.print_job_id),
     )
     expect(command?.payload).toMatchObject({ reason: 'expired' })
-    expect(job(created.print_job_id)?.status).toBe('pending')
+    expect((await job(created.print_job_id))?.status).toBe('pending')
     await publish('job-status', {
       print_job_id: created.print_job_id,
       status: 'failed',
       failure_reason: 'expired',
       at: new Date().toISOString(),
     })
-    await until(() => job(created.print_job_id)?.status === 'failed')
-    expect(job(created.print_job_id)?.failure_reason).toBe('expired')
+    await until(async () => (await job(created.print_job_id))?.status === 'failed')
+    expect((await job(created.print_job_id))?.failure_reason).toBe('expired')
   })
 
   it("lets a hub download only its own jobs' documents, with its credential", async () => {
@@ -308,7 +314,7 @@ describe('the dispatcher and the agent API, with an MQTT client standing in for 
     expect(Buffer.from(await ok.arrayBuffer()).equals(ESCPOS_RECEIPT)).toBe(true)
     const anonymous = await fetch(url)
     expect(anonymous.status).toBe(401)
-    const other = await enroll(full.url, seedAccount(full.cloud, 'Other').enrollmentToken)
+    const other = await enroll(full.url, (await seedAccount(full.cloud, 'Other')).enrollmentToken)
     const foreign = await fetch(url, { headers: { authorization: `Bearer ${other.credential}` } })
     expect(foreign.status).toBe(404)
   })
@@ -316,9 +322,9 @@ describe('the dispatcher and the agent API, with an MQTT client standing in for 
   it('takes the printers offline with the hub, but not on a stale last will', async () => {
     await publish('presence', { online: false, session: 's1' })
     await new Promise((r) => setTimeout(r, 100))
-    expect(full.cloud.storage.agents.findById(hub.agent_id)?.online).toBe(true)
+    expect((await full.cloud.storage.agents.findById(hub.agent_id))?.online).toBe(true)
     await publish('presence', { online: false, session: 's2' })
-    await until(() => full.cloud.storage.agents.findById(hub.agent_id)?.online === false)
+    await until(async () => (await full.cloud.storage.agents.findById(hub.agent_id))?.online === false)
     const { body } = await api<{ data: { online: boolean }[] }>('GET', '/api/v1/printers')
     expect(body.data.every((p) => !p.online)).toBe(true)
     // A state report sent just before the hub went away cannot bring its printers back online.
@@ -333,14 +339,16 @@ describe('the dispatcher and the agent API, with an MQTT client standing in for 
   })
 
   it('cancels and expires at once a job no hub was offered (its hub is offline)', async () => {
-    expect(full.cloud.storage.agents.findById(hub.agent_id)?.online).toBe(false)
+    expect((await full.cloud.storage.agents.findById(hub.agent_id))?.online).toBe(false)
     const unoffered = await createJob()
     const cancelled = await cancel(unoffered.print_job_id)
     expect(cancelled.status).toBe(200)
     expect(cancelled.body.status).toBe('cancelled')
     const stale = await createJob()
-    expect(full.cloud.dispatcher.expireStale(new Date(Date.now() + 61_000))).toContain(stale.print_job_id)
-    expect(job(stale.print_job_id)).toMatchObject({ status: 'failed', failure_reason: 'expired' })
+    expect(await full.cloud.dispatcher.expireStale(new Date(Date.now() + 61_000))).toContain(
+      stale.print_job_id,
+    )
+    expect(await job(stale.print_job_id)).toMatchObject({ status: 'failed', failure_reason: 'expired' })
     expect(offersFor(unoffered.print_job_id)).toEqual([])
     expect(cancelCommandsFor(unoffered.print_job_id)).toEqual([])
     expect(offersFor(stale.print_job_id)).toEqual([])
@@ -349,13 +357,13 @@ describe('the dispatcher and the agent API, with an MQTT client standing in for 
   it('refuses an expired enrollment token', async () => {
     const { storage } = full.cloud
     const token = 'enr_expired-token-for-test'
-    const enrollment = storage.enrollments.create(
+    const enrollment = await storage.enrollments.create(
       seed.accountId,
       'Late hub',
       hashSecret(token),
       new Date(Date.now() - 1000),
     )
-    expect(storage.enrollments.findById(enrollment.enrollment_id)?.state).toBe('expired')
+    expect((await storage.enrollments.findById(enrollment.enrollment_id))?.state).toBe('expired')
     const res = await fetch(`${full.url}/agent-api/v1/enroll`, {
       method: 'POST',
       headers: { 'content-type': 'application/json' },

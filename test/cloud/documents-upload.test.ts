@@ -22,16 +22,16 @@ describe('POST /api/v1/documents', () => {
   let account: TestAccount
   beforeAll(async () => {
     cloud = await startTestCloud({ env: { MAX_DOCUMENT_BYTES: '65536' } })
-    account = cloud.createAccount()
+    account = await cloud.createAccount()
   })
   afterAll(() => cloud.close())
 
-  const upload = (parts: Parameters<typeof multipart>[0]) => {
+  const upload = async (parts: Parameters<typeof multipart>[0]) => {
     const { payload, contentType } = multipart(parts)
     return cloud.app.inject({
       method: 'POST',
       url: '/api/v1/documents',
-      headers: { authorization: `Bearer ${account.token()}`, 'content-type': contentType },
+      headers: { authorization: `Bearer ${await account.token()}`, 'content-type': contentType },
       payload,
     })
   }
@@ -110,7 +110,7 @@ describe('POST /api/v1/documents', () => {
     const res = await cloud.app.inject({
       method: 'POST',
       url: '/api/v1/documents',
-      headers: { authorization: `Bearer ${account.token()}`, 'content-type': 'application/json' },
+      headers: { authorization: `Bearer ${await account.token()}`, 'content-type': 'application/json' },
       payload: { file: 'x' },
     })
     expect(res.statusCode).toBe(415)

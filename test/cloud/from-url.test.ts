@@ -40,18 +40,18 @@ describe('POST /api/v1/print-jobs/from-url', () => {
         },
       },
     })
-    account = cloud.createAccount()
+    account = await cloud.createAccount()
   })
   afterAll(async () => {
     await cloud.close()
     await server.close()
   })
 
-  const create = (extra: Record<string, unknown>) =>
+  const create = async (extra: Record<string, unknown>) =>
     cloud.app.inject({
       method: 'POST',
       url: '/api/v1/print-jobs/from-url',
-      headers: { authorization: `Bearer ${account.token()}` },
+      headers: { authorization: `Bearer ${await account.token()}` },
       payload: { printer_id: account.receiptPrinterId, ...extra },
     })
 

@@ -66,7 +66,7 @@ describe('hub-message handlers and timers on a locked database', () => {
       { PENDING_JOB_EXPIRY_SECONDS: '1', DATABASE_BUSY_TIMEOUT_MS: '50', LOG_LEVEL: 'info' },
       logger,
     )
-    const seed = seedAccount(full.cloud)
+    const seed = await seedAccount(full.cloud)
     token = seed.token
     accountId = seed.accountId
     hub = await enroll(full.url, seed.enrollmentToken)
@@ -83,7 +83,7 @@ describe('hub-message handlers and timers on a locked database', () => {
       printers: [printer('Before')],
     })
     const deadline = Date.now() + 5000
-    while (!full.cloud.storage.printers.locate(printerIdFor(hub.agent_id, 'receipt-1'))) {
+    while (!(await full.cloud.storage.printers.locate(printerIdFor(hub.agent_id, 'receipt-1')))) {
       if (Date.now() > deadline) throw new Error('the hub’s printer was not registered')
       await new Promise((r) => setTimeout(r, 10))
     }
@@ -129,9 +129,13 @@ describe('hub-message handlers and timers on a locked database', () => {
 
     const { storage } = full.cloud
     await expect
-      .poll(() => storage.printJobs.findById(accountId, printing.print_job_id)?.status, { timeout: 15_000 })
+      .poll(async () => (await storage.printJobs.findById(accountId, printing.print_job_id))?.status, {
+        timeout: 15_000,
+      })
       .toBe('printing')
-    await expect.poll(() => storage.agents.findById(hub.agent_id)?.version, { timeout: 15_000 }).toBe('1.0.1')
+    await expect
+      .poll(async () => (await storage.agents.findById(hub.agent_id))?.version, { timeout: 15_000 })
+      .toBe('1.0.1')
     // The expiry sweep runs again: it asks the hub to drop the job it holds.
     await expect
       .poll(() => commands.some((c) => c.print_job_id === expiring.print_job_id && c.reason === 'expired'), {

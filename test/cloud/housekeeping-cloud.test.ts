@@ -14,18 +14,18 @@ describe('the running cloud keeps house', () => {
   afterEach(() => dir.remove())
 
   it('purges expired tokens at start and every HOUSEKEEPING_INTERVAL_SECONDS, and stops on close', async () => {
-    const expire = (storage: Storage, accountId: string, clientId: string, name: string) =>
-      storage.apiClients.storeToken(hashSecret(name), {
+    const expire = async (storage: Storage, accountId: string, clientId: string, name: string) =>
+      await storage.apiClients.storeToken(hashSecret(name), {
         account_id: accountId,
         client_id: clientId,
         scopes: ALL_SCOPES,
         expires_at: Date.now() - 1000,
       })
-    const before = openStorage(dir.path)
-    const accountId = before.accounts.create('Shop').account_id
-    const clientId = before.apiClients.create(accountId, hashSecret('cs_x'), ALL_SCOPES).client_id
-    expire(before, accountId, clientId, 'expired before start')
-    before.close()
+    const before = await openStorage({ dataDir: dir.path })
+    const accountId = (await before.accounts.create('Shop')).account_id
+    const clientId = (await before.apiClients.create(accountId, hashSecret('cs_x'), ALL_SCOPES)).client_id
+    await expire(before, accountId, clientId, 'expired before start')
+    await before.close()
 
     const logs: { name?: string; msg: string; access_tokens?: number }[] = []
     const logger = pino({ level: 'info' }, { write: (line: string) => logs.push(JSON.parse(line)) })
@@ -41,7 +41,7 @@ describe('the running cloud keeps house', () => {
     const tokens = () => sql.prepare('SELECT count(*) FROM access_tokens').pluck().get()
     try {
       await expect.poll(tokens, { timeout: 10_000 }).toBe(0)
-      expire(cloud.storage, accountId, clientId, 'expired while running')
+      await expire(cloud.storage, accountId, clientId, 'expired while running')
       expect(tokens()).toBe(1)
       await expect.poll(tokens, { timeout: 10_000 }).toBe(0)
     } finally {

@@ -1,4 +1,3 @@
-import { existsSync } from 'node:fs'
 import path from 'node:path'
 import Database from 'better-sqlite3'
 import { type Logger, pino } from 'pino'
@@ -39,10 +38,10 @@ describe('housekeeping (real SQLite file and blob directory)', () => {
   let clientId: string
   const running: Housekeeping[] = []
 
-  beforeEach(() => {
+  beforeEach(async () => {
     dir = tempDir()
     // A short busy timeout, so that a write against a held lock fails at once.
-    storage = openStorage(dir.path, 50)
+    storage = await openStorage({ dataDir: dir.path, busyTimeoutMs: 50 })
     blobs = createBlobStore(dir.path)
     intake = createDocumentIntake({
       storage,
@@ -54,20 +53,22 @@ describe('housekeeping (real SQLite file and blob directory)', () => {
     sql = new Database(path.join(dir.path, DATABASE_FILE))
     logs = []
     logger = pino({ level: 'info' }, { write: (line: string) => logs.push(JSON.parse(line) as LogLine) })
-    accountId = storage.accounts.create('Shop').account_id
-    clientId = storage.apiClients.create(accountId, hashSecret('cs_x'), ALL_SCOPES).client_id
-    const agent = storage.agents.insert({ account_id: accountId, name: 'hub' })
-    printerId = storage.printers.insert({
-      account_id: accountId,
-      agent_id: agent.agent_id,
-      name: 'Receipts',
-      capabilities: RECEIPT_PRINTER,
-    }).printer_id
+    accountId = (await storage.accounts.create('Shop')).account_id
+    clientId = (await storage.apiClients.create(accountId, hashSecret('cs_x'), ALL_SCOPES)).client_id
+    const agent = await storage.agents.insert({ account_id: accountId, name: 'hub' })
+    printerId = (
+      await storage.printers.insert({
+        account_id: accountId,
+        agent_id: agent.agent_id,
+        name: 'Receipts',
+        capabilities: RECEIPT_PRINTER,
+      })
+    ).printer_id
   })
   afterEach(async () => {
     for (const h of running.splice(0)) await h.stop()
     sql.close()
-    storage.close()
+    await storage.close()
     dir.remove()
   })
 
@@ -83,8 +84,8 @@ describe('housekeeping (real SQLite file and blob directory)', () => {
     running.push(h)
     return h
   }
-  const token = (name: string, expiresAt: number) => {
-    storage.apiClients.storeToken(hashSecret(name), {
+  const token = async (name: string, expiresAt: number) => {
+    await storage.apiClients.storeToken(hashSecret(name), {
       account_id: accountId,
       client_id: clientId,
       scopes: ALL_SCOPES,
@@ -97,9 +98,9 @@ describe('housekeeping (real SQLite file and blob directory)', () => {
       format: 'raw',
       rawLanguage: 'escpos',
     })
-  const jobOf = (d: Document, status: PrintJobStatus, completedAt: string | null = null) => {
+  const jobOf = async (d: Document, status: PrintJobStatus, completedAt: string | null = null) => {
     const id = crypto.randomUUID()
-    const created = storage.printJobs.insertWithinCapacity(
+    const created = await storage.printJobs.insertWithinCapacity(
       accountId,
       {
         print_job_id: id,
@@ -126,18 +127,23 @@ describe('housekeeping (real SQLite file and blob directory)', () => {
       .run(status, completedAt, id)
     return id
   }
-  const fileOf = (d: Document) => existsSync(blobs.pathOf(d.sha256))
+  /** Whether the document's bytes are still kept (read through the store, as the agent API does). */
+  const fileOf = async (d: Document) => {
+    const kept = await blobs.open(d.sha256)
+    kept?.stream.destroy()
+    return kept !== undefined
+  }
 
   it('purges expired access tokens and keeps live ones', async () => {
-    token('expired', Date.now() - 1000)
-    token('expires-now', Date.now())
-    token('live', Date.now() + HOUR)
+    await token('expired', Date.now() - 1000)
+    await token('expires-now', Date.now())
+    await token('live', Date.now() + HOUR)
 
     const pass = await housekeeping(() => Date.now()).runOnce()
 
     expect(pass).toEqual({ access_tokens: 2, idempotency_keys: 0, documents: 0, blobs: 0, failed: [] })
     expect(tokenCount()).toBe(1)
-    expect(storage.apiClients.findToken(hashSecret('live'), Date.now())).toMatchObject({
+    expect(await storage.apiClients.findToken(hashSecret('live'), Date.now())).toMatchObject({
       client_id: clientId,
     })
   })
@@ -146,8 +152,8 @@ describe('housekeeping (real SQLite file and blob directory)', () => {
     const now = Date.now()
     const scope = (key: string) => ({ accountId, endpoint: 'POST /api/v1/print-jobs', key })
     // In this order: a claim purges what had expired at its own time.
-    storage.idempotency.begin(scope('new'), 'f', now, 60_000, HOUR)
-    storage.idempotency.begin(scope('old'), 'f', now - 2 * HOUR, 60_000, HOUR)
+    await storage.idempotency.begin(scope('new'), 'f', now, 60_000, HOUR)
+    await storage.idempotency.begin(scope('old'), 'f', now - 2 * HOUR, 60_000, HOUR)
 
     const pass = await housekeeping(() => now).runOnce()
 
@@ -158,30 +164,32 @@ describe('housekeeping (real SQLite file and blob directory)', () => {
   it('deletes the bytes of documents past retention that no unfinished job needs, never a shared blob still needed', async () => {
     const unused = await receipt('never printed')
     const queued = await receipt('waiting for its printer')
-    jobOf(queued, 'pending')
+    await jobOf(queued, 'pending')
     const shared = await receipt('same bytes')
-    const otherAccount = storage.accounts.create('Other').account_id
+    const otherAccount = (await storage.accounts.create('Other')).account_id
     const sharedElsewhere = await receipt('same bytes', otherAccount)
     expect(sharedElsewhere.sha256).toBe(shared.sha256)
-    jobOf(sharedElsewhere, 'printing')
+    await jobOf(sharedElsewhere, 'printing')
     const printed = await receipt('printed an hour ago')
-    const printedJob = jobOf(printed, 'printed', new Date(Date.now() - HOUR).toISOString())
+    const printedJob = await jobOf(printed, 'printed', new Date(Date.now() - HOUR).toISOString())
 
     const pass = await housekeeping().runOnce()
 
     expect(pass).toEqual({ access_tokens: 0, idempotency_keys: 0, documents: 3, blobs: 2, failed: [] })
-    expect([fileOf(unused), fileOf(printed)]).toEqual([false, false])
-    expect(storage.documents.findById(accountId, unused.document_id)).toBeUndefined()
-    expect(storage.documents.findById(accountId, printed.document_id)).toBeUndefined()
+    expect([await fileOf(unused), await fileOf(printed)]).toEqual([false, false])
+    expect(await storage.documents.findById(accountId, unused.document_id)).toBeUndefined()
+    expect(await storage.documents.findById(accountId, printed.document_id)).toBeUndefined()
     // The purged shared document's row is marked, but its file stays for the document that still needs it.
-    expect(storage.documents.findById(accountId, shared.document_id)).toBeUndefined()
-    expect([fileOf(queued), fileOf(shared)]).toEqual([true, true])
-    expect(storage.documents.findById(accountId, queued.document_id)).toEqual(queued)
-    expect(storage.documents.findById(otherAccount, sharedElsewhere.document_id)).toEqual(sharedElsewhere)
-    expect(storage.documents.retainedBytes(accountId)).toBe(queued.size_bytes)
-    expect(storage.documents.retainedBytes(otherAccount)).toBe(sharedElsewhere.size_bytes)
+    expect(await storage.documents.findById(accountId, shared.document_id)).toBeUndefined()
+    expect([await fileOf(queued), await fileOf(shared)]).toEqual([true, true])
+    expect(await storage.documents.findById(accountId, queued.document_id)).toEqual(queued)
+    expect(await storage.documents.findById(otherAccount, sharedElsewhere.document_id)).toEqual(
+      sharedElsewhere,
+    )
+    expect(await storage.documents.retainedBytes(accountId)).toBe(queued.size_bytes)
+    expect(await storage.documents.retainedBytes(otherAccount)).toBe(sharedElsewhere.size_bytes)
     // The finished job is still readable and still names its document.
-    expect(storage.printJobs.findById(accountId, printedJob)).toMatchObject({
+    expect(await storage.printJobs.findById(accountId, printedJob)).toMatchObject({
       document_id: printed.document_id,
       status: 'printed',
     })
@@ -191,20 +199,20 @@ describe('housekeeping (real SQLite file and blob directory)', () => {
   it('deletes a shared blob once the last document naming it is purged', async () => {
     const first = await receipt('same bytes')
     const second = await receipt('same bytes')
-    const job = jobOf(second, 'pending')
+    const job = await jobOf(second, 'pending')
     expect(await housekeeping().runOnce()).toMatchObject({ documents: 1, blobs: 0 })
-    expect(fileOf(first)).toBe(true)
+    expect(await fileOf(first)).toBe(true)
 
     sql
       .prepare("UPDATE print_jobs SET status = 'printed', completed_at = ? WHERE print_job_id = ?")
       .run(new Date().toISOString(), job)
     expect(await housekeeping().runOnce()).toMatchObject({ documents: 1, blobs: 1, failed: [] })
-    expect(fileOf(first)).toBe(false)
+    expect(await fileOf(first)).toBe(false)
     expect(sql.prepare('SELECT count(*) FROM blob_deletions').pluck().get()).toBe(0)
   })
 
   it('a step that fails (database locked by another connection) is logged, and a later pass succeeds', async () => {
-    token('expired', Date.now() - 1000)
+    await token('expired', Date.now() - 1000)
     const locker = new Database(path.join(dir.path, DATABASE_FILE))
     locker.exec('BEGIN IMMEDIATE')
     try {

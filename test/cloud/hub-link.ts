@@ -38,13 +38,17 @@ export async function startFullCloud(env: Record<string, string> = {}, logger = 
 }
 
 /** An account with a bearer token of every scope and a fresh enrollment token, made through storage. */
-export function seedAccount(cloud: RunningCloud, name = 'Shop') {
+export async function seedAccount(cloud: RunningCloud, name = 'Shop') {
   const { storage } = cloud
-  const account = storage.accounts.create(name)
-  const client = storage.apiClients.create(account.account_id, hashSecret(generateSecret('cs')), ALL_SCOPES)
-  const token = issueToken(storage, account.account_id, client.client_id)
+  const account = await storage.accounts.create(name)
+  const client = await storage.apiClients.create(
+    account.account_id,
+    hashSecret(generateSecret('cs')),
+    ALL_SCOPES,
+  )
+  const token = await issueToken(storage, account.account_id, client.client_id)
   const enrollmentToken = generateSecret('enr')
-  const enrollment = storage.enrollments.create(
+  const enrollment = await storage.enrollments.create(
     account.account_id,
     `${name} hub`,
     hashSecret(enrollmentToken),

@@ -19,11 +19,11 @@ describe('Idempotency-Key across a cloud that died mid-request', () => {
       jobEvents: { jobCreated: () => new Promise<void>(() => {}), cancelRequested: async () => {} },
     })
     clouds.push(dying)
-    const account = dying.createAccount()
+    const account = await dying.createAccount()
     const request = {
       method: 'POST' as const,
       url: '/api/v1/print-jobs/from-base64',
-      headers: { authorization: `Bearer ${account.token()}`, 'idempotency-key': 'order-77' },
+      headers: { authorization: `Bearer ${await account.token()}`, 'idempotency-key': 'order-77' },
       payload: {
         printer_id: account.receiptPrinterId,
         document_base64: ESCPOS_RECEIPT.toString('base64'),
@@ -32,8 +32,9 @@ describe('Idempotency-Key across a cloud that died mid-request', () => {
       },
     }
     void dying.app.inject(request)
-    const jobs = () => dying.storage.printJobs.list(account.accountId, 100, undefined, {})?.data ?? []
-    await expect.poll(() => jobs().length).toBe(1)
+    const jobs = async () =>
+      (await dying.storage.printJobs.list(account.accountId, 100, undefined, {}))?.data ?? []
+    await expect.poll(async () => (await jobs()).length).toBe(1)
 
     const restarted = await startTestCloud({ dataDir: dying.dataDir })
     clouds.push(restarted)
@@ -41,7 +42,7 @@ describe('Idempotency-Key across a cloud that died mid-request', () => {
     expect(retry.statusCode).toBe(201)
     expect(retry.headers['idempotent-replayed']).toBe('true')
     const replayed = retry.json() as PrintJob
-    expect(replayed).toMatchObject({ print_job_id: jobs()[0]!.print_job_id, status: 'pending' })
-    expect(jobs()).toHaveLength(1)
+    expect(replayed).toMatchObject({ print_job_id: (await jobs())[0]!.print_job_id, status: 'pending' })
+    expect(await jobs()).toHaveLength(1)
   })
 })

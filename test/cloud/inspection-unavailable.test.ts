@@ -16,7 +16,7 @@ describe('when document inspection cannot run', () => {
         gsPath: '/nonexistent/gs',
       }),
     })
-    account = cloud.createAccount()
+    account = await cloud.createAccount()
   })
   afterAll(() => cloud.close())
 
@@ -24,14 +24,14 @@ describe('when document inspection cannot run', () => {
     const res = await cloud.app.inject({
       method: 'POST',
       url: '/api/v1/print-jobs/from-base64',
-      headers: { authorization: `Bearer ${account.token()}`, 'idempotency-key': 'invoice-77' },
+      headers: { authorization: `Bearer ${await account.token()}`, 'idempotency-key': 'invoice-77' },
       payload: { document_base64: makePdf(1).toString('base64'), printer_id: account.labelPrinterId },
     })
     expect(res.statusCode).toBe(503)
     expect(res.headers['retry-after']).toMatch(/^[1-9]\d*$/)
     expect(res.json()).toMatchObject({ error: 'service_unavailable', error_code: 'inspection_unavailable' })
-    expect(cloud.storage.printJobs.list(account.accountId, 10, undefined, {})?.data).toEqual([])
-    const retry = cloud.storage.idempotency.begin(
+    expect((await cloud.storage.printJobs.list(account.accountId, 10, undefined, {}))?.data).toEqual([])
+    const retry = await cloud.storage.idempotency.begin(
       { accountId: account.accountId, endpoint: '/api/v1/print-jobs/from-base64', key: 'invoice-77' },
       'another-fingerprint',
       Date.now(),

@@ -35,16 +35,22 @@ describe('job lines of a cloud whose hub is offline', () => {
   beforeAll(async () => {
     const logger = pino({ level: 'info' }, { write: (line: string) => lines.push(JSON.parse(line)) })
     full = await startFullCloud({ PENDING_JOB_EXPIRY_SECONDS: '60' }, logger)
-    const seed = seedAccount(full.cloud)
+    const seed = await seedAccount(full.cloud)
     token = seed.token
     const { storage } = full.cloud
-    const agent = storage.agents.insert({ account_id: seed.accountId, name: 'Offline hub', online: false })
-    printerId = storage.printers.insert({
+    const agent = await storage.agents.insert({
       account_id: seed.accountId,
-      agent_id: agent.agent_id,
-      name: 'Receipts',
-      capabilities: RECEIPT_PRINTER,
-    }).printer_id
+      name: 'Offline hub',
+      online: false,
+    })
+    printerId = (
+      await storage.printers.insert({
+        account_id: seed.accountId,
+        agent_id: agent.agent_id,
+        name: 'Receipts',
+        capabilities: RECEIPT_PRINTER,
+      })
+    ).printer_id
   })
   afterAll(async () => {
     await full.close()
@@ -74,7 +80,7 @@ describe('job lines of a cloud whose hub is offline', () => {
   it('a job that expires unoffered: one line with its failure reason', async () => {
     const created = await create('create-2')
     const job = { print_job_id: created.body.print_job_id, printer_id: printerId }
-    expect(full.cloud.dispatcher.expireStale(new Date(Date.now() + 61_000))).toEqual([job.print_job_id])
+    expect(await full.cloud.dispatcher.expireStale(new Date(Date.now() + 61_000))).toEqual([job.print_job_id])
     const [, expired, ...more] = linesOf(job.print_job_id)
     expect(expired).toMatchObject({
       ...job,

@@ -43,7 +43,7 @@ describe('malformed input never produces a 500', () => {
   let account: TestAccount
   beforeAll(async () => {
     cloud = await startTestCloud()
-    account = cloud.createAccount()
+    account = await cloud.createAccount()
   })
   afterAll(() => cloud.close())
 
@@ -54,7 +54,7 @@ describe('malformed input never produces a 500', () => {
         const res = await cloud.app.inject({
           method,
           url,
-          headers: { authorization: `Bearer ${account.token()}`, 'content-type': contentType },
+          headers: { authorization: `Bearer ${await account.token()}`, 'content-type': contentType },
           payload: method === 'GET' ? undefined : Buffer.from(payload, 'latin1'),
         })
         expect(res.statusCode, `${contentType} ${payload.slice(0, 40)}`).toBeLessThan(500)
@@ -78,7 +78,7 @@ describe('malformed input never produces a 500', () => {
     const res = await cloud.app.inject({
       method: 'GET',
       url,
-      headers: { authorization: `Bearer ${account.token()}` },
+      headers: { authorization: `Bearer ${await account.token()}` },
     })
     expect(res.statusCode).toBeGreaterThanOrEqual(400)
     expect(res.statusCode).toBeLessThan(500)
@@ -100,8 +100,8 @@ describe('malformed input never produces a 500', () => {
 
   it('answers an unexpected failure with a 500 that reveals nothing internal', async () => {
     const broken = await startTestCloud()
-    const token = broken.createAccount().token()
-    broken.storage.close()
+    const token = await (await broken.createAccount()).token()
+    await broken.storage.close()
     const res = await broken.app.inject({
       method: 'GET',
       url: '/api/v1/printers',

@@ -10,8 +10,8 @@ describe('print jobs', () => {
 
   beforeAll(async () => {
     cloud = await startTestCloud()
-    account = cloud.createAccount()
-    token = account.token()
+    account = await cloud.createAccount()
+    token = await account.token()
   })
   afterAll(() => cloud.close())
 
@@ -298,15 +298,15 @@ describe('print job limits from configuration', () => {
   let account: TestAccount
   beforeAll(async () => {
     cloud = await startTestCloud({ env: { PRINT_QUEUE_CAPACITY: '2', MAX_DOCUMENT_BYTES: '2048' } })
-    account = cloud.createAccount()
+    account = await cloud.createAccount()
   })
   afterAll(() => cloud.close())
 
-  const create = (bytes: Buffer, extra: Record<string, unknown> = {}) =>
+  const create = async (bytes: Buffer, extra: Record<string, unknown> = {}) =>
     cloud.app.inject({
       method: 'POST',
       url: '/api/v1/print-jobs/from-base64',
-      headers: { authorization: `Bearer ${account.token()}` },
+      headers: { authorization: `Bearer ${await account.token()}` },
       payload: {
         document_base64: bytes.toString('base64'),
         document_format: 'raw',
@@ -342,11 +342,11 @@ describe('print job limits from configuration', () => {
       error_code: 'print_queue_full',
       details: { capacity: 2 },
     })
-    const other = cloud.createAccount('Other shop')
+    const other = await cloud.createAccount('Other shop')
     const res = await cloud.app.inject({
       method: 'POST',
       url: '/api/v1/print-jobs/from-base64',
-      headers: { authorization: `Bearer ${other.token()}` },
+      headers: { authorization: `Bearer ${await other.token()}` },
       payload: {
         document_base64: ESCPOS_RECEIPT.toString('base64'),
         document_format: 'raw',

@@ -10,17 +10,17 @@ import { RECEIPT_PRINTER } from './test-cloud.ts'
 describe('a restart of the cloud', () => {
   it('shows every hub and printer offline until its hub connects again', async () => {
     const dir = tempDir('cloud-restart-')
-    const before = openStorage(dir.path)
-    const account = before.accounts.create('Shop')
-    const agent = before.agents.insert({ account_id: account.account_id, name: 'hub', online: true })
-    const printer = before.printers.insert({
+    const before = await openStorage({ dataDir: dir.path })
+    const account = await before.accounts.create('Shop')
+    const agent = await before.agents.insert({ account_id: account.account_id, name: 'hub', online: true })
+    const printer = await before.printers.insert({
       account_id: account.account_id,
       agent_id: agent.agent_id,
       name: 'Receipts',
       capabilities: RECEIPT_PRINTER,
       online: true,
     })
-    before.close()
+    await before.close()
 
     const port = await freePort()
     const config = loadConfig({
@@ -30,8 +30,10 @@ describe('a restart of the cloud', () => {
       MQTT_PORT: String(await freePort()),
     })
     const cloud = await startCloud(config, pino({ level: 'silent' }))
-    expect(cloud.storage.agents.findById(agent.agent_id)?.online).toBe(false)
-    expect(cloud.storage.printers.findById(account.account_id, printer.printer_id)?.online).toBe(false)
+    expect((await cloud.storage.agents.findById(agent.agent_id))?.online).toBe(false)
+    expect((await cloud.storage.printers.findById(account.account_id, printer.printer_id))?.online).toBe(
+      false,
+    )
     await cloud.close()
     dir.remove()
   })

@@ -31,7 +31,7 @@ describe('behind a reverse proxy', () => {
 describe('while the cloud shuts down', () => {
   it('finishes the request in flight and answers the next one on that connection with the error body', async () => {
     const cloud = await startTestCloud()
-    const account = cloud.createAccount()
+    const account = await cloud.createAccount()
     const base = new URL(await cloud.app.listen({ host: '127.0.0.1', port: 0 }))
     const body = JSON.stringify({
       document_base64: ESCPOS_RECEIPT.toString('base64'),
@@ -39,8 +39,9 @@ describe('while the cloud shuts down', () => {
       document_raw_language: 'escpos',
       printer_id: account.receiptPrinterId,
     })
+    const token = await account.token()
     const head = (path: string, length: number, method = 'POST') =>
-      `${method} ${path} HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer ${account.token()}\r\n` +
+      `${method} ${path} HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer ${token}\r\n` +
       `Content-Type: application/json\r\nContent-Length: ${length}\r\n\r\n`
     const socket = connect(Number(base.port), '127.0.0.1')
     let received = ''
@@ -71,7 +72,7 @@ describe('while the cloud shuts down', () => {
 
   it('ends a kept-alive connection once the answer in flight is sent, so closing never waits on an idle client', async () => {
     const cloud = await startTestCloud()
-    const account = cloud.createAccount()
+    const account = await cloud.createAccount()
     const base = new URL(await cloud.app.listen({ host: '127.0.0.1', port: 0 }))
     const body = JSON.stringify({
       document_base64: ESCPOS_RECEIPT.toString('base64'),
@@ -88,7 +89,7 @@ describe('while the cloud shuts down', () => {
     const socketClosed = new Promise((resolve) => socket.once('close', resolve))
     socket.write(
       `POST /api/v1/print-jobs/from-base64 HTTP/1.1\r\nHost: x\r\nConnection: keep-alive\r\n` +
-        `Authorization: Bearer ${account.token()}\r\nContent-Type: application/json\r\n` +
+        `Authorization: Bearer ${await account.token()}\r\nContent-Type: application/json\r\n` +
         `Content-Length: ${body.length}\r\n\r\n${body.slice(0, 10)}`,
     )
     await new Promise((resolve) => setTimeout(resolve, 100))

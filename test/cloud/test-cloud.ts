@@ -34,14 +34,14 @@ export const LABEL_PRINTER: PrinterCapabilities = {
 }
 
 /** A bearer token for an account's client, stored (hashed) straight through storage, valid for an hour. */
-export function issueToken(
+export async function issueToken(
   storage: Storage,
   accountId: string,
   clientId: string,
   scopes: Scope[] = ALL_SCOPES,
-): string {
+): Promise<string> {
   const token = generateSecret('pat')
-  storage.apiClients.storeToken(hashSecret(token), {
+  await storage.apiClients.storeToken(hashSecret(token), {
     account_id: accountId,
     client_id: clientId,
     scopes,
@@ -58,7 +58,7 @@ export interface TestAccount {
   receiptPrinterId: string
   labelPrinterId: string
   /** A bearer token with the given scopes (all by default), issued straight through storage. */
-  token(scopes?: Scope[]): string
+  token(scopes?: Scope[]): Promise<string>
 }
 
 export interface TestCloud {
@@ -66,7 +66,7 @@ export interface TestCloud {
   storage: Storage
   config: CloudConfig
   dataDir: string
-  createAccount(name?: string): TestAccount
+  createAccount(name?: string): Promise<TestAccount>
   close(): Promise<void>
 }
 
@@ -90,7 +90,7 @@ export async function startTestCloud(options: TestCloudOptions = {}): Promise<Te
     RATE_LIMIT_PER_ACCOUNT: '100000',
     ...options.env,
   })
-  const storage = openStorage(config.dataDir)
+  const storage = await openStorage({ dataDir: config.dataDir })
   const app = await buildApp({
     config,
     storage,
@@ -105,23 +105,23 @@ export async function startTestCloud(options: TestCloudOptions = {}): Promise<Te
     storage,
     config,
     dataDir: dir.path,
-    createAccount(name = 'Test shop') {
-      const account = storage.accounts.create(name)
+    async createAccount(name = 'Test shop') {
+      const account = await storage.accounts.create(name)
       const clientSecret = generateSecret('cs')
-      const client = storage.apiClients.create(account.account_id, hashSecret(clientSecret), ALL_SCOPES)
-      const agent = storage.agents.insert({
+      const client = await storage.apiClients.create(account.account_id, hashSecret(clientSecret), ALL_SCOPES)
+      const agent = await storage.agents.insert({
         account_id: account.account_id,
         name: 'Front desk hub',
         online: true,
       })
-      const receipt = storage.printers.insert({
+      const receipt = await storage.printers.insert({
         account_id: account.account_id,
         agent_id: agent.agent_id,
         name: 'Receipts',
         capabilities: RECEIPT_PRINTER,
         online: true,
       })
-      const label = storage.printers.insert({
+      const label = await storage.printers.insert({
         account_id: account.account_id,
         agent_id: agent.agent_id,
         name: 'Labels',
@@ -134,12 +134,13 @@ export async function startTestCloud(options: TestCloudOptions = {}): Promise<Te
         agentId: agent.agent_id,
         receiptPrinterId: receipt.printer_id,
         labelPrinterId: label.printer_id,
-        token: (scopes = ALL_SCOPES) => issueToken(storage, account.account_id, client.client_id, scopes),
+        token: async (scopes = ALL_SCOPES) =>
+          await issueToken(storage, account.account_id, client.client_id, scopes),
       }
     },
     async close() {
       await app.close()
-      storage.close()
+      await storage.close()
       dir.remove()
     },
   }

@@ -30,7 +30,7 @@ const ISO = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/
 describe('revoking credentials through the CLI while the cloud runs', () => {
   it('client revoke: its access token answers 401 at once and its secret gets no more tokens', async () => {
     full = await startFullCloud()
-    const { accountId } = seedAccount(full.cloud)
+    const { accountId } = await seedAccount(full.cloud)
     const created = cli(['client', 'create', '--account', accountId, '--scopes', 'printers:read'])
     const tokenRequest = () =>
       fetch(`${full!.url}/oauth/token`, {
@@ -69,9 +69,9 @@ describe('revoking credentials through the CLI while the cloud runs', () => {
 
   it('hub revoke: its MQTT session is closed at once, its reconnect refused, its downloads answer 401', async () => {
     full = await startFullCloud()
-    const seeded = seedAccount(full.cloud)
+    const seeded = await seedAccount(full.cloud)
     const hub = await enroll(full.url, seeded.enrollmentToken)
-    const printer = full.cloud.storage.printers.insert({
+    const printer = await full.cloud.storage.printers.insert({
       account_id: seeded.accountId,
       agent_id: hub.agent_id,
       name: 'Receipts',

@@ -64,15 +64,19 @@ export interface BareAccount {
   clientId: string
   clientSecret: string
   agentId: string
-  token(scopes?: Scope[]): string
+  token(scopes?: Scope[]): Promise<string>
 }
 
 /** An account with one API client and one agent but no printers, so a test controls every listed item. */
-export function bareAccount(storage: Storage, name = 'Bare shop', scopes: Scope[] = ALL_SCOPES): BareAccount {
-  const account = storage.accounts.create(name)
+export async function bareAccount(
+  storage: Storage,
+  name = 'Bare shop',
+  scopes: Scope[] = ALL_SCOPES,
+): Promise<BareAccount> {
+  const account = await storage.accounts.create(name)
   const clientSecret = generateSecret('cs')
-  const client = storage.apiClients.create(account.account_id, hashSecret(clientSecret), scopes)
-  const agent = storage.agents.insert({ account_id: account.account_id, name: 'Hub' })
+  const client = await storage.apiClients.create(account.account_id, hashSecret(clientSecret), scopes)
+  const agent = await storage.agents.insert({ account_id: account.account_id, name: 'Hub' })
   return {
     accountId: account.account_id,
     clientId: client.client_id,
@@ -83,9 +87,9 @@ export function bareAccount(storage: Storage, name = 'Bare shop', scopes: Scope[
 }
 
 /** A token of the client `clientId` that expired a second ago. */
-export function expiredToken(storage: Storage, accountId: string, clientId: string): string {
+export async function expiredToken(storage: Storage, accountId: string, clientId: string): Promise<string> {
   const token = generateSecret('pat')
-  storage.apiClients.storeToken(hashSecret(token), {
+  await storage.apiClients.storeToken(hashSecret(token), {
     account_id: accountId,
     client_id: clientId,
     scopes: [...ALL_SCOPES],

@@ -91,8 +91,8 @@ let a: TestAccount
 let b: TestAccount
 beforeAll(async () => {
   cloud = await startTestCloud()
-  a = cloud.createAccount('Shop A')
-  b = cloud.createAccount('Shop B')
+  a = await cloud.createAccount('Shop A')
+  b = await cloud.createAccount('Shop B')
 })
 afterAll(async () => {
   await cloud?.close()
@@ -133,7 +133,7 @@ describe.each(ROUTES)('$name', (route) => {
   })
 
   it('with an expired token → 401 error="invalid_token"', async () => {
-    const res = await call(route, bearer(expiredToken(cloud.storage, a.accountId, a.clientId)))
+    const res = await call(route, bearer(await expiredToken(cloud.storage, a.accountId, a.clientId)))
     expect(res.headers['www-authenticate']).toMatch(/^Bearer realm="print-hub", /)
     expect(res.headers['www-authenticate']).toContain('error="invalid_token"')
     expectInjectedError(res, 'invalid_token')
@@ -141,7 +141,7 @@ describe.each(ROUTES)('$name', (route) => {
 
   it(`with a token lacking ${route.scopes.join(' and ')} → 403 insufficient_scope naming it`, async () => {
     const others = ALL_SCOPES.filter((s) => !route.scopes.includes(s))
-    const res = await call(route, bearer(a.token(others)))
+    const res = await call(route, bearer(await a.token(others)))
     expect(res.headers['www-authenticate']).toBe(
       `Bearer realm="print-hub", error="insufficient_scope", scope="${route.scopes.join(' ')}"`,
     )
@@ -161,7 +161,7 @@ describe.each(ROUTES)('$name', (route) => {
   })
 
   it('checks the scope before the request is validated (an invalid request with a token lacking it → 403)', async () => {
-    const token = a.token(ALL_SCOPES.filter((s) => !route.scopes.includes(s)))
+    const token = await a.token(ALL_SCOPES.filter((s) => !route.scopes.includes(s)))
     const res =
       route.method === 'GET'
         ? await cloud.app.inject({ method: 'GET', url: INVALID_GET_URL[route.name], headers: bearer(token) })
@@ -191,7 +191,7 @@ describe('the two scopes of from-base64 and from-url', () => {
       const res = await cloud.app.inject({
         method: 'POST',
         url,
-        headers: bearer(a.token(['print_jobs:write', 'print_jobs:read', 'printers:read'])),
+        headers: bearer(await a.token(['print_jobs:write', 'print_jobs:read', 'printers:read'])),
         payload: body(url),
       })
       expectInjectedError(res, 'insufficient_scope', {
@@ -207,7 +207,7 @@ describe('the two scopes of from-base64 and from-url', () => {
       const res = await cloud.app.inject({
         method: 'POST',
         url,
-        headers: bearer(a.token(['documents:write', 'print_jobs:read', 'printers:read'])),
+        headers: bearer(await a.token(['documents:write', 'print_jobs:read', 'printers:read'])),
         payload: body(url),
       })
       expectInjectedError(res, 'insufficient_scope', {
@@ -221,7 +221,7 @@ describe('the two scopes of from-base64 and from-url', () => {
     const res = await cloud.app.inject({
       method: 'POST',
       url: '/api/v1/print-jobs/from-base64',
-      headers: bearer(a.token(['documents:write', 'print_jobs:write'])),
+      headers: bearer(await a.token(['documents:write', 'print_jobs:write'])),
       payload: body('/api/v1/print-jobs/from-base64'),
     })
     expect(res.statusCode, res.body).toBe(201)
@@ -234,13 +234,13 @@ describe('the token itself', () => {
     const res = await cloud.app.inject({
       method: 'GET',
       url: '/api/v1/agents',
-      headers: { authorization: `bearer ${a.token()}` },
+      headers: { authorization: `bearer ${await a.token()}` },
     })
     expect(res.statusCode).toBe(200)
   })
 
   it('a token with only printers:read reads lists but cannot read jobs', async () => {
-    const token = a.token(['printers:read'])
+    const token = await a.token(['printers:read'])
     const ok = await cloud.app.inject({ method: 'GET', url: '/api/v1/printers', headers: bearer(token) })
     expect(ok.statusCode).toBe(200)
     const res = await cloud.app.inject({
@@ -268,11 +268,15 @@ describe('the token itself', () => {
 describe('cross-account isolation', () => {
   let jobOfA: PrintJob
   beforeAll(async () => {
-    jobOfA = await createReceiptJob(cloud, a.token(), a.receiptPrinterId)
+    jobOfA = await createReceiptJob(cloud, await a.token(), a.receiptPrinterId)
   })
 
   it("B's agent list holds only B's agents", async () => {
-    const res = await cloud.app.inject({ method: 'GET', url: '/api/v1/agents', headers: bearer(b.token()) })
+    const res = await cloud.app.inject({
+      method: 'GET',
+      url: '/api/v1/agents',
+      headers: bearer(await b.token()),
+    })
     expect(res.statusCode).toBe(200)
     const body = res.json() as { data: { agent_id: string }[]; next_cursor: string | null }
     expect(body.data.map((agent) => agent.agent_id)).toEqual([b.agentId])
@@ -280,7 +284,11 @@ describe('cross-account isolation', () => {
   })
 
   it("B's printer list holds only B's printers", async () => {
-    const res = await cloud.app.inject({ method: 'GET', url: '/api/v1/printers', headers: bearer(b.token()) })
+    const res = await cloud.app.inject({
+      method: 'GET',
+      url: '/api/v1/printers',
+      headers: bearer(await b.token()),
+    })
     expect(res.statusCode).toBe(200)
     const body = res.json() as {
       data: { printer_id: string; agent_id: string }[]
@@ -295,14 +303,14 @@ describe('cross-account isolation', () => {
     const res = await cloud.app.inject({
       method: 'GET',
       url: `/api/v1/print-jobs/${jobOfA.print_job_id}`,
-      headers: bearer(b.token()),
+      headers: bearer(await b.token()),
     })
     expect(res.headers['www-authenticate']).toBeUndefined()
     expectInjectedError(res, 'print_job_not_found')
     const own = await cloud.app.inject({
       method: 'GET',
       url: `/api/v1/print-jobs/${jobOfA.print_job_id}`,
-      headers: bearer(a.token()),
+      headers: bearer(await a.token()),
     })
     expect(own.statusCode).toBe(200)
     expect(own.json()).toStrictEqual(jobOfA)
@@ -312,14 +320,14 @@ describe('cross-account isolation', () => {
     const res = await cloud.app.inject({
       method: 'GET',
       url: '/api/v1/print-jobs',
-      headers: bearer(b.token()),
+      headers: bearer(await b.token()),
     })
     expect(res.statusCode).toBe(200)
     expect(res.json()).toStrictEqual({ data: [], next_cursor: null })
     const cursor = await cloud.app.inject({
       method: 'GET',
       url: `/api/v1/print-jobs?cursor=${jobOfA.print_job_id}`,
-      headers: bearer(b.token()),
+      headers: bearer(await b.token()),
     })
     expectInjectedError(cursor, 'validation_failed', { fields: [field('cursor', 'querystring')] })
   })
@@ -328,7 +336,7 @@ describe('cross-account isolation', () => {
     const res = await cloud.app.inject({
       method: 'GET',
       url: `/api/v1/print-jobs?printer_id=${a.receiptPrinterId}`,
-      headers: bearer(b.token()),
+      headers: bearer(await b.token()),
     })
     expect(res.statusCode).toBe(200)
     expect(res.json()).toStrictEqual({ data: [], next_cursor: null })
@@ -338,7 +346,7 @@ describe('cross-account isolation', () => {
     const res = await cloud.app.inject({
       method: 'POST',
       url: '/api/v1/print-jobs/from-base64',
-      headers: bearer(b.token()),
+      headers: bearer(await b.token()),
       payload: {
         document_base64: ESCPOS_RECEIPT.toString('base64'),
         document_format: 'raw',
@@ -350,11 +358,11 @@ describe('cross-account isolation', () => {
   })
 
   it("B cannot create a job on A's printer through POST /api/v1/print-jobs either", async () => {
-    const ownDocument = (await createReceiptJob(cloud, b.token(), b.receiptPrinterId)).document_id
+    const ownDocument = (await createReceiptJob(cloud, await b.token(), b.receiptPrinterId)).document_id
     const res = await cloud.app.inject({
       method: 'POST',
       url: '/api/v1/print-jobs',
-      headers: bearer(b.token()),
+      headers: bearer(await b.token()),
       payload: { document_id: ownDocument, printer_id: a.receiptPrinterId },
     })
     expectInjectedError(res, 'validation_failed', { fields: [field('printer_id', 'body')] })
@@ -364,7 +372,7 @@ describe('cross-account isolation', () => {
     const res = await cloud.app.inject({
       method: 'POST',
       url: '/api/v1/print-jobs',
-      headers: bearer(b.token()),
+      headers: bearer(await b.token()),
       payload: { document_id: jobOfA.document_id, printer_id: b.receiptPrinterId },
     })
     expectInjectedError(res, 'validation_failed', { fields: [field('document_id', 'body')] })
@@ -374,7 +382,7 @@ describe('cross-account isolation', () => {
     const res = await cloud.app.inject({
       method: 'POST',
       url: '/api/v1/print-jobs',
-      headers: bearer(a.token()),
+      headers: bearer(await a.token()),
       payload: { document_id: jobOfA.document_id, printer_id: a.receiptPrinterId },
     })
     expect(res.statusCode, res.body).toBe(201)

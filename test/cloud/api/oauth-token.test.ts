@@ -34,7 +34,7 @@ let account: TestAccount
 beforeEach(async () => {
   cloud = await startTestCloud()
   base = await listen(cloud.app)
-  account = cloud.createAccount()
+  account = await cloud.createAccount()
 })
 afterEach(async () => {
   await cloud?.close()
@@ -86,7 +86,9 @@ describe('POST /oauth/token: issuing', () => {
 
   it('decodes the form-urlencoding inside HTTP Basic (a secret with ":", " ", "+", "/" and "%")', async () => {
     const secret = 'se:cr et+/%41é'
-    const client = cloud.storage.apiClients.create(account.accountId, hashSecret(secret), ['printers:read'])
+    const client = await cloud.storage.apiClients.create(account.accountId, hashSecret(secret), [
+      'printers:read',
+    ])
     const res = await tokenRequest(
       { grant_type: 'client_credentials' },
       { authorization: basic(client.client_id, secret) },
@@ -147,7 +149,7 @@ describe('POST /oauth/token: issuing', () => {
 
 describe('POST /oauth/token: request errors', () => {
   it('a scope the client was not granted → 400 invalid_scope', async () => {
-    const client = cloud.storage.apiClients.create(account.accountId, hashSecret('narrow-secret'), [
+    const client = await cloud.storage.apiClients.create(account.accountId, hashSecret('narrow-secret'), [
       'printers:read',
     ])
     const res = await tokenRequest({
@@ -363,7 +365,7 @@ describe('POST /oauth/token: failed-attempt limiting (default quotas)', () => {
   })
 
   it('another client of the same address is not locked out by one client reaching its quota', async () => {
-    const other = cloud.createAccount('Other shop')
+    const other = await cloud.createAccount('Other shop')
     for (let i = 0; i < 10; i++) {
       const res = await tokenRequest({
         grant_type: 'client_credentials',

@@ -82,7 +82,7 @@ let status: number
 let contentType: string | null
 beforeAll(async () => {
   cloud = await startTestCloud()
-  account = cloud.createAccount()
+  account = await cloud.createAccount()
   const base = await listen(cloud.app)
   const res = await fetch(`${base}/openapi.json`)
   status = res.status
@@ -374,7 +374,7 @@ describe('the scopes the document states are the ones the service requires', () 
       const without = await cloud.app.inject({
         method: method.toUpperCase() as 'GET' | 'POST',
         url,
-        headers: bearer(account.token(SCOPES.filter((scope) => scope !== missing))),
+        headers: bearer(await account.token(SCOPES.filter((scope) => scope !== missing))),
       })
       expectInjectedError(without, 'insufficient_scope', {
         required_scopes: scopes,
@@ -383,7 +383,7 @@ describe('the scopes the document states are the ones the service requires', () 
       const withThem = await cloud.app.inject({
         method: method.toUpperCase() as 'GET' | 'POST',
         url,
-        headers: bearer(account.token(scopes)),
+        headers: bearer(await account.token(scopes)),
       })
       expect([401, 403], `${method} ${path}`).not.toContain(withThem.statusCode)
     }

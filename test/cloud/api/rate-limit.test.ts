@@ -28,8 +28,8 @@ const headerOf = (res: Response) => (name: string) => res.headers.get(name)
 describe('per-account quota', () => {
   it('the 6th authenticated request of an account gets 429 with the five headers and the error body', async () => {
     const { cloud, base } = await start({ RATE_LIMIT_PER_ACCOUNT: '5', RATE_LIMIT_WINDOW_SECONDS: '60' })
-    const shop = cloud.createAccount()
-    const token = shop.token()
+    const shop = await cloud.createAccount()
+    const token = await shop.token()
     const remaining: (string | null)[] = []
     for (let i = 1; i <= 5; i++) {
       const res = await fetch(`${base}/api/v1/printers`, { headers: bearer(token) })
@@ -52,7 +52,7 @@ describe('per-account quota', () => {
 
   it('counts every authenticated route of the account, and every token of it, against one quota', async () => {
     const { cloud, base } = await start({ RATE_LIMIT_PER_ACCOUNT: '5', RATE_LIMIT_WINDOW_SECONDS: '60' })
-    const shop = cloud.createAccount()
+    const shop = await cloud.createAccount()
     const urls = [
       '/api/v1/printers',
       '/api/v1/agents',
@@ -61,11 +61,11 @@ describe('per-account quota', () => {
       '/api/v1/agents',
     ]
     for (const url of urls) {
-      const res = await fetch(`${base}${url}`, { headers: bearer(shop.token()) })
+      const res = await fetch(`${base}${url}`, { headers: bearer(await shop.token()) })
       expect(res.status, url).toBe(200)
       await res.body?.cancel()
     }
-    const limited = await fetch(`${base}/api/v1/print-jobs`, { headers: bearer(shop.token()) })
+    const limited = await fetch(`${base}/api/v1/print-jobs`, { headers: bearer(await shop.token()) })
     expectRateLimitHeaders(headerOf(limited), 5, 'account', 60)
     await expectFetchedError(limited, 'rate_limited', {
       scope: 'account',
@@ -76,9 +76,9 @@ describe('per-account quota', () => {
 
   it('another account is not affected when one account is limited', async () => {
     const { cloud, base } = await start({ RATE_LIMIT_PER_ACCOUNT: '5', RATE_LIMIT_WINDOW_SECONDS: '60' })
-    const first = cloud.createAccount('First')
-    const second = cloud.createAccount('Second')
-    const token = first.token()
+    const first = await cloud.createAccount('First')
+    const second = await cloud.createAccount('Second')
+    const token = await first.token()
     for (let i = 0; i < 6; i++) {
       const res = await fetch(`${base}/api/v1/agents`, { headers: bearer(token) })
       await res.body?.cancel()
@@ -87,7 +87,7 @@ describe('per-account quota', () => {
     expect(limited.status).toBe(429)
     await limited.body?.cancel()
 
-    const other = await fetch(`${base}/api/v1/agents`, { headers: bearer(second.token()) })
+    const other = await fetch(`${base}/api/v1/agents`, { headers: bearer(await second.token()) })
     expect(other.status).toBe(200)
     expect(other.headers.get('x-ratelimit-limit')).toBe('5')
     expect(other.headers.get('x-ratelimit-remaining')).toBe('4')
@@ -97,13 +97,13 @@ describe('per-account quota', () => {
 
   it('unauthenticated requests do not use up an account quota', async () => {
     const { cloud, base } = await start({ RATE_LIMIT_PER_ACCOUNT: '5', RATE_LIMIT_WINDOW_SECONDS: '60' })
-    const shop = cloud.createAccount()
+    const shop = await cloud.createAccount()
     for (let i = 0; i < 10; i++) {
       const res = await fetch(`${base}/api/v1/printers`)
       expect(res.status).toBe(401)
       await res.body?.cancel()
     }
-    const res = await fetch(`${base}/api/v1/printers`, { headers: bearer(shop.token()) })
+    const res = await fetch(`${base}/api/v1/printers`, { headers: bearer(await shop.token()) })
     expect(res.status).toBe(200)
     expect(res.headers.get('x-ratelimit-remaining')).toBe('4')
     await res.body?.cancel()
@@ -150,13 +150,13 @@ describe('per-address quota', () => {
 
   it('applies to authenticated requests, and to /oauth/token, before the credentials are looked at', async () => {
     const { cloud, base } = await start({ RATE_LIMIT_PER_IP: '2', RATE_LIMIT_WINDOW_SECONDS: '60' })
-    const shop = cloud.createAccount()
+    const shop = await cloud.createAccount()
     for (let i = 0; i < 2; i++) {
-      const res = await fetch(`${base}/api/v1/printers`, { headers: bearer(shop.token()) })
+      const res = await fetch(`${base}/api/v1/printers`, { headers: bearer(await shop.token()) })
       expect(res.status).toBe(200)
       await res.body?.cancel()
     }
-    const api = await fetch(`${base}/api/v1/printers`, { headers: bearer(shop.token()) })
+    const api = await fetch(`${base}/api/v1/printers`, { headers: bearer(await shop.token()) })
     expectRateLimitHeaders(headerOf(api), 2, 'ip', 60)
     await expectFetchedError(api, 'rate_limited', {
       scope: 'ip',
@@ -220,18 +220,23 @@ describe('per-address quota, IPv6', () => {
 
 describe('per-hub quota (agent API)', () => {
   /** An enrolled hub (agent id and credential) with one printer, as the enroll route creates it. */
-  function enrolledHub(cloud: TestCloud, accountId: string, name = 'Hub') {
+  async function enrolledHub(cloud: TestCloud, accountId: string, name = 'Hub') {
     const credential = generateSecret('hub')
     const token = generateSecret('enr')
-    cloud.storage.enrollments.create(accountId, name, hashSecret(token), new Date(Date.now() + 3600_000))
-    const claimed = cloud.storage.enrollments.claim(
+    await cloud.storage.enrollments.create(
+      accountId,
+      name,
+      hashSecret(token),
+      new Date(Date.now() + 3600_000),
+    )
+    const claimed = await cloud.storage.enrollments.claim(
       hashSecret(token),
       hashSecret(credential),
       'pi',
       new Date(),
     )
     if (claimed.outcome !== 'claimed') throw new Error(`claim: ${claimed.outcome}`)
-    const printer = cloud.storage.printers.insert({
+    const printer = await cloud.storage.printers.insert({
       account_id: accountId,
       agent_id: claimed.agentId,
       name: 'Receipts',
@@ -243,13 +248,13 @@ describe('per-hub quota (agent API)', () => {
 
   it('a hub downloads its document (200) while its address quota is spent by an API client', async () => {
     const { cloud, base } = await start({ RATE_LIMIT_PER_IP: '2', RATE_LIMIT_WINDOW_SECONDS: '60' })
-    const shop = cloud.createAccount()
-    const hub = enrolledHub(cloud, shop.accountId)
+    const shop = await cloud.createAccount()
+    const hub = await enrolledHub(cloud, shop.accountId)
     const created = await cloud.app.inject({
       method: 'POST',
       url: '/api/v1/print-jobs/from-base64',
       remoteAddress: '192.0.2.50',
-      headers: bearer(shop.token()),
+      headers: bearer(await shop.token()),
       payload: {
         document_base64: ESCPOS_RECEIPT.toString('base64'),
         document_format: 'raw',
@@ -262,11 +267,11 @@ describe('per-hub quota (agent API)', () => {
 
     // A backend behind the hub's NAT spends the address quota.
     for (let i = 0; i < 2; i++) {
-      const res = await fetch(`${base}/api/v1/printers`, { headers: bearer(shop.token()) })
+      const res = await fetch(`${base}/api/v1/printers`, { headers: bearer(await shop.token()) })
       expect(res.status).toBe(200)
       await res.body?.cancel()
     }
-    const spent = await fetch(`${base}/api/v1/printers`, { headers: bearer(shop.token()) })
+    const spent = await fetch(`${base}/api/v1/printers`, { headers: bearer(await shop.token()) })
     expect(spent.status).toBe(429)
     expect(spent.headers.get('x-ratelimit-scope')).toBe('ip')
     await spent.body?.cancel()
@@ -286,8 +291,8 @@ describe('per-hub quota (agent API)', () => {
 
   it('requests on hub routes without a valid hub credential count against the address quota', async () => {
     const { cloud, base } = await start({ RATE_LIMIT_PER_IP: '2', RATE_LIMIT_WINDOW_SECONDS: '60' })
-    const shop = cloud.createAccount()
-    const hub = enrolledHub(cloud, shop.accountId)
+    const shop = await cloud.createAccount()
+    const hub = await enrolledHub(cloud, shop.accountId)
     const connection = (credential: string) =>
       fetch(`${base}/agent-api/v1/connection`, { headers: bearer(credential) })
     for (let i = 1; i <= 2; i++) {
@@ -311,9 +316,9 @@ describe('per-hub quota (agent API)', () => {
 
   it('the 4th of 3 allowed requests of a hub gets 429 with scope hub; another hub is not affected', async () => {
     const { cloud, base } = await start({ RATE_LIMIT_PER_HUB: '3', RATE_LIMIT_WINDOW_SECONDS: '60' })
-    const shop = cloud.createAccount()
-    const first = enrolledHub(cloud, shop.accountId, 'First')
-    const second = enrolledHub(cloud, shop.accountId, 'Second')
+    const shop = await cloud.createAccount()
+    const first = await enrolledHub(cloud, shop.accountId, 'First')
+    const second = await enrolledHub(cloud, shop.accountId, 'Second')
     const connection = (credential: string) =>
       fetch(`${base}/agent-api/v1/connection`, { headers: bearer(credential) })
     for (let i = 1; i <= 3; i++) {

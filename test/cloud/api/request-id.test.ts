@@ -31,8 +31,8 @@ describe('X-Request-Id over real HTTP', () => {
   beforeAll(async () => {
     cloud = await startTestCloud()
     base = await listen(cloud.app)
-    shop = cloud.createAccount()
-    token = shop.token()
+    shop = await cloud.createAccount()
+    token = await shop.token()
   })
   afterAll(async () => {
     await cloud?.close()
@@ -50,8 +50,10 @@ describe('X-Request-Id over real HTTP', () => {
     ['a 401', (h) => fetch(`${base}/api/v1/printers`, { headers: h }), 401],
     [
       'a 403',
-      (h) =>
-        fetch(`${base}/api/v1/print-jobs`, { headers: { ...bearer(shop.token(['printers:read'])), ...h } }),
+      async (h) =>
+        fetch(`${base}/api/v1/print-jobs`, {
+          headers: { ...bearer(await shop.token(['printers:read'])), ...h },
+        }),
       403,
     ],
     ['an unknown route (404)', (h) => fetch(`${base}/no/such/route`, { headers: h }), 404],
@@ -182,7 +184,7 @@ describe('the status of a body in a content type the endpoint does not take', ()
   let shop: TestAccount
   beforeAll(async () => {
     cloud = await startTestCloud()
-    shop = cloud.createAccount()
+    shop = await cloud.createAccount()
   })
   afterAll(async () => {
     await cloud?.close()
@@ -197,7 +199,7 @@ describe('the status of a body in a content type the endpoint does not take', ()
     const res = await cloud.app.inject({
       method: 'POST',
       url: '/api/v1/print-jobs',
-      headers: { ...bearer(shop.token()), 'content-type': contentType, 'x-request-id': 'ct-1' },
+      headers: { ...bearer(await shop.token()), 'content-type': contentType, 'x-request-id': 'ct-1' },
       payload,
     })
     expect(res.headers['x-request-id']).toBe('ct-1')
@@ -216,8 +218,8 @@ describe('X-Request-Id in the logs', () => {
     const dir = tempDir('cloud-request-id-')
     removeDir = dir.remove
     const config = loadConfig({ DATA_DIR: dir.path, PUBLIC_URL: 'http://127.0.0.1:8080', LOG_LEVEL: 'info' })
-    storage = openStorage(config.dataDir)
-    shop = bareAccount(storage)
+    storage = await openStorage({ dataDir: config.dataDir })
+    shop = await bareAccount(storage)
     lines = []
     let pending = ''
     const sink = new Writable({
@@ -244,7 +246,7 @@ describe('X-Request-Id in the logs', () => {
 
   afterEach(async () => {
     await app?.close()
-    storage?.close()
+    await storage?.close()
     removeDir?.()
     app = undefined
     storage = undefined
@@ -255,7 +257,7 @@ describe('X-Request-Id in the logs', () => {
 
   it("puts the caller's id on every log line of its request", async () => {
     const base = await listen(await start())
-    const token = shop.token()
+    const token = await shop.token()
     const res = await fetch(`${base}/api/v1/printers`, {
       headers: { ...bearer(token), 'x-request-id': 'trace-42.a' },
     })

@@ -23,8 +23,8 @@ let shop: BareAccount
 let token: string
 beforeEach(async () => {
   cloud = await startTestCloud()
-  shop = bareAccount(cloud.storage)
-  token = shop.token()
+  shop = await bareAccount(cloud.storage)
+  token = await shop.token()
 })
 afterEach(async () => {
   await cloud?.close()
@@ -39,15 +39,20 @@ async function get<T>(url: string): Promise<PageOf<T>> {
   return body
 }
 
-function insertPrinters(count: number, name = (i: number) => `Printer ${i}`): Printer[] {
-  return Array.from({ length: count }, (_, i) =>
-    cloud.storage.printers.insert({
-      account_id: shop.accountId,
-      agent_id: shop.agentId,
-      name: name(i + 1),
-      capabilities: RECEIPT_PRINTER,
-    }),
-  )
+/** One after the other, so that they are listed in this order (newest last). */
+async function insertPrinters(count: number, name = (i: number) => `Printer ${i}`): Promise<Printer[]> {
+  const printers: Printer[] = []
+  for (let i = 0; i < count; i++) {
+    printers.push(
+      await cloud.storage.printers.insert({
+        account_id: shop.accountId,
+        agent_id: shop.agentId,
+        name: name(i + 1),
+        capabilities: RECEIPT_PRINTER,
+      }),
+    )
+  }
+  return printers
 }
 
 /** Walks every page with `limit` and returns the page sizes and the ids in order. */
@@ -71,7 +76,7 @@ async function walk(url: string, limit: number, idOf: (item: Record<string, unkn
 describe('GET /api/v1/agents', () => {
   it('lists the agents with their exact shape, newest first', async () => {
     const seen = new Date('2025-01-02T03:04:05.000Z').toISOString()
-    const newer = cloud.storage.agents.insert({
+    const newer = await cloud.storage.agents.insert({
       account_id: shop.accountId,
       name: 'Back office hub',
       online: true,
@@ -102,9 +107,9 @@ describe('GET /api/v1/agents', () => {
   })
 
   it('pages with a cursor: 6 agents at limit=4 → 4, 2', async () => {
-    const agents = Array.from({ length: 5 }, (_, i) =>
-      cloud.storage.agents.insert({ account_id: shop.accountId, name: `Hub ${i}` }),
-    )
+    const agents = []
+    for (let i = 0; i < 5; i++)
+      agents.push(await cloud.storage.agents.insert({ account_id: shop.accountId, name: `Hub ${i}` }))
     const { sizes, ids } = await walk('/api/v1/agents', 4, (a) => a.agent_id as string)
     expect(sizes).toEqual([4, 2])
     expect(ids).toEqual([...agents.map((a) => a.agent_id).reverse(), shop.agentId])
@@ -137,7 +142,7 @@ describe('GET /api/v1/agents', () => {
 describe('GET /api/v1/printers', () => {
   it('lists the printers with their exact shape, newest first', async () => {
     const seen = '2025-03-04T05:06:07.000Z'
-    const receipt = cloud.storage.printers.insert({
+    const receipt = await cloud.storage.printers.insert({
       account_id: shop.accountId,
       agent_id: shop.agentId,
       name: 'Receipts',
@@ -145,7 +150,7 @@ describe('GET /api/v1/printers', () => {
       online: true,
       last_seen_at: seen,
     })
-    const label = cloud.storage.printers.insert({
+    const label = await cloud.storage.printers.insert({
       account_id: shop.accountId,
       agent_id: shop.agentId,
       name: 'Labels',
@@ -184,7 +189,7 @@ describe('GET /api/v1/printers', () => {
   })
 
   it('pages 5 printers at limit=2 as 2, 2, 1: newest first, no duplicates, next_cursor null at the end', async () => {
-    const printers = insertPrinters(5)
+    const printers = await insertPrinters(5)
     const { sizes, ids } = await walk('/api/v1/printers', 2, (p) => p.printer_id as string)
     expect(sizes).toEqual([2, 2, 1])
     expect(ids).toEqual(printers.map((p) => p.printer_id).reverse())
@@ -192,14 +197,14 @@ describe('GET /api/v1/printers', () => {
   })
 
   it('a page exactly filling the limit ends with next_cursor null when nothing is left', async () => {
-    const printers = insertPrinters(4)
+    const printers = await insertPrinters(4)
     const { sizes, ids } = await walk('/api/v1/printers', 2, (p) => p.printer_id as string)
     expect(sizes).toEqual([2, 2])
     expect(ids).toEqual(printers.map((p) => p.printer_id).reverse())
   })
 
   it('defaults to 50 items: 55 printers → 50 and a cursor, then 5', async () => {
-    const printers = insertPrinters(55)
+    const printers = await insertPrinters(55)
     const first = await get<Printer>('/api/v1/printers')
     expect(first.data).toHaveLength(50)
     expect(first.data.map((p) => p.printer_id)).toEqual(
@@ -220,16 +225,16 @@ describe('GET /api/v1/printers', () => {
   })
 
   it('limit=100 is accepted and returns up to 100', async () => {
-    insertPrinters(3)
+    await insertPrinters(3)
     const page = await get<Printer>('/api/v1/printers?limit=100')
     expect(page.data).toHaveLength(3)
     expect(page.next_cursor).toBeNull()
   })
 
   it("does not list another account's printers", async () => {
-    insertPrinters(2)
-    const other = bareAccount(cloud.storage, 'Other')
-    cloud.storage.printers.insert({
+    await insertPrinters(2)
+    const other = await bareAccount(cloud.storage, 'Other')
+    await cloud.storage.printers.insert({
       account_id: other.accountId,
       agent_id: other.agentId,
       name: 'Theirs',
@@ -254,7 +259,7 @@ describe('GET /api/v1/printers', () => {
   })
 
   it('an unknown cursor (a random uuid) → 422 naming cursor', async () => {
-    insertPrinters(3)
+    await insertPrinters(3)
     const res = await cloud.app.inject({
       method: 'GET',
       url: `/api/v1/printers?cursor=${randomUUID()}`,
@@ -273,8 +278,8 @@ describe('GET /api/v1/printers', () => {
   })
 
   it("another account's printer id is no cursor → 422 naming cursor", async () => {
-    const other = bareAccount(cloud.storage, 'Other')
-    const theirs = cloud.storage.printers.insert({
+    const other = await bareAccount(cloud.storage, 'Other')
+    const theirs = await cloud.storage.printers.insert({
       account_id: other.accountId,
       agent_id: other.agentId,
       name: 'Theirs',
@@ -296,13 +301,13 @@ describe('GET /api/v1/print-jobs', () => {
   let jobs: Record<'r1' | 'r2' | 'r3' | 'p1' | 'f1', PrintJob>
 
   beforeEach(async () => {
-    receipt = cloud.storage.printers.insert({
+    receipt = await cloud.storage.printers.insert({
       account_id: shop.accountId,
       agent_id: shop.agentId,
       name: 'Receipts',
       capabilities: RECEIPT_PRINTER,
     })
-    label = cloud.storage.printers.insert({
+    label = await cloud.storage.printers.insert({
       account_id: shop.accountId,
       agent_id: shop.agentId,
       name: 'Labels',
@@ -312,14 +317,19 @@ describe('GET /api/v1/print-jobs', () => {
     const r2 = await createReceiptJob(cloud, token, receipt.printer_id)
     const r3 = await createReceiptJob(cloud, token, receipt.printer_id)
     // Jobs further along are recorded straight through storage: no hub moves them in this issue.
-    const later = (base: PrintJob, printer: Printer, changes: Partial<PrintJob>): PrintJob => {
+    const later = async (base: PrintJob, printer: Printer, changes: Partial<PrintJob>): Promise<PrintJob> => {
       const job = { ...base, print_job_id: randomUUID(), printer_id: printer.printer_id, ...changes }
-      expect(cloud.storage.printJobs.insertWithinCapacity(shop.accountId, job, 1000)).toBe(true)
+      expect(await cloud.storage.printJobs.insertWithinCapacity(shop.accountId, job, 1000)).toBe(true)
       return job
     }
     const at = new Date().toISOString()
-    const p1 = later(r1, receipt, { status: 'printed', reserved_at: at, started_at: at, completed_at: at })
-    const f1 = later(r1, label, {
+    const p1 = await later(r1, receipt, {
+      status: 'printed',
+      reserved_at: at,
+      started_at: at,
+      completed_at: at,
+    })
+    const f1 = await later(r1, label, {
       status: 'failed',
       reserved_at: at,
       started_at: at,

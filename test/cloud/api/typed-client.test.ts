@@ -48,7 +48,7 @@ beforeAll(async () => {
         connectTls({ ...target, address: '127.0.0.1', port: documentServer.port }, certificate.cert),
     },
   })
-  account = cloud.createAccount()
+  account = await cloud.createAccount()
   base = await listen(cloud.app)
   openapi = (await (await fetch(`${base}/openapi.json`)).json()) as typeof openapi
   dir = tempDir('typed-client-')
@@ -184,7 +184,7 @@ describe('answers outside the backend’s flow are as documented too', () => {
   it('enroll, connection and document download (application/octet-stream)', async () => {
     const { check } = contractChecker(openapi)
     const token = generateSecret('enr')
-    cloud.storage.enrollments.create(
+    await cloud.storage.enrollments.create(
       account.accountId,
       'Back office',
       hashSecret(token),
@@ -195,14 +195,14 @@ describe('answers outside the backend’s flow are as documented too', () => {
     })
     const checks = [await check('POST', '/agent-api/v1/enroll', enrolled.clone())]
     const hub = (await enrolled.json()) as { agent_id: string; credential: string }
-    const printer = cloud.storage.printers.insert({
+    const printer = await cloud.storage.printers.insert({
       account_id: account.accountId,
       agent_id: hub.agent_id,
       name: 'Back office receipts',
       capabilities: RECEIPT_PRINTER,
       online: true,
     })
-    const job = await createReceiptJob(cloud, account.token(), printer.printer_id)
+    const job = await createReceiptJob(cloud, await account.token(), printer.printer_id)
     const asHub = { headers: { authorization: `Bearer ${hub.credential}` } }
     const connection = await inject('GET', '/agent-api/v1/connection', asHub)
     checks.push(await check('GET', '/agent-api/v1/connection', connection))

@@ -89,7 +89,7 @@ describe('a hub sending the largest state message, with default limits', () => {
   })
 
   it('stays connected, and the cloud records its printers', async () => {
-    const { accountId, enrollmentToken } = seedAccount(full.cloud, 'Big')
+    const { accountId, enrollmentToken } = await seedAccount(full.cloud, 'Big')
     const hub = await enroll(full.url, enrollmentToken)
     const client = await connectHub(`mqtt://127.0.0.1:${full.cloud.broker.port}`, {
       clientId: hub.agent_id,
@@ -100,13 +100,15 @@ describe('a hub sending the largest state message, with default limits', () => {
       const state = largestState()
       await client.publishAsync(hubTopic(hub.agent_id, 'state'), JSON.stringify(state), { qos: 1 })
       await expect
-        .poll(() => full.cloud.storage.agents.findById(hub.agent_id)?.version, { timeout: 20_000 })
+        .poll(async () => (await full.cloud.storage.agents.findById(hub.agent_id))?.version, {
+          timeout: 20_000,
+        })
         .toBe(state.agent_version)
       expect(client.connected).toBe(true)
       let printers = 0
       let cursor: string | undefined
       do {
-        const page = full.cloud.storage.printers.list(accountId, 100, cursor)
+        const page = await full.cloud.storage.printers.list(accountId, 100, cursor)
         printers += page?.data.length ?? 0
         cursor = page?.next_cursor ?? undefined
       } while (cursor)

@@ -84,12 +84,12 @@ describe('POST /api/v1/print-jobs/from-base64 with a large document', () => {
   it.each([4, 12])('creates a job from a valid %i MiB ESC/POS document (201, not 500)', async (mib) => {
     const cloud = await startTestCloud()
     try {
-      const account = cloud.createAccount()
+      const account = await cloud.createAccount()
       const document = escposDocument(mib * MiB)
       const res = await cloud.app.inject({
         method: 'POST',
         url: '/api/v1/print-jobs/from-base64',
-        headers: { authorization: `Bearer ${account.token()}` },
+        headers: { authorization: `Bearer ${await account.token()}` },
         payload: {
           document_base64: document.toString('base64'),
           document_format: 'raw',
@@ -99,7 +99,7 @@ describe('POST /api/v1/print-jobs/from-base64 with a large document', () => {
       })
       expect(res.statusCode, res.body.slice(0, 300)).toBe(201)
       expect(res.json()).toMatchObject({ status: 'pending', document_raw_language: 'escpos' })
-      const stored = cloud.storage.documents.findById(account.accountId, res.json().document_id)
+      const stored = await cloud.storage.documents.findById(account.accountId, res.json().document_id)
       expect(stored?.size_bytes).toBe(document.length)
     } finally {
       await cloud.close()

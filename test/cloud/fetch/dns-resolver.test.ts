@@ -145,11 +145,11 @@ describe('host-name resolution for URL documents', () => {
       fetchSeams: { dnsServers: [server.address], connect: refusingConnector([]) },
     })
     try {
-      const account = cloud.createAccount()
+      const account = await cloud.createAccount()
       const res = await cloud.app.inject({
         method: 'POST',
         url: '/api/v1/print-jobs/from-url',
-        headers: { authorization: `Bearer ${account.token()}` },
+        headers: { authorization: `Bearer ${await account.token()}` },
         payload: { document_url: 'https://silent.example.com/label.pdf', printer_id: account.labelPrinterId },
       })
       expectInjectedError(res, 'document_fetch_failed', { reason: 'dns_lookup_failed', cause: 'ETIMEOUT' })

@@ -25,31 +25,33 @@ describe('print-job creation: checks in the documented order', () => {
         },
       },
     })
-    account = cloud.createAccount()
-    rawOnlyPrinterId = cloud.storage.printers.insert({
-      account_id: account.accountId,
-      agent_id: account.agentId,
-      name: 'Old receipts',
-      capabilities: {
-        document_formats: ['raw'],
-        raw_languages: ['escpos'],
-        dpi: [180],
-        media_width_mm: { min: 58, max: 58 },
-        media_height_mm: null,
-        color: false,
-        duplex: false,
-      },
-      online: true,
-    }).printer_id
+    account = await cloud.createAccount()
+    rawOnlyPrinterId = (
+      await cloud.storage.printers.insert({
+        account_id: account.accountId,
+        agent_id: account.agentId,
+        name: 'Old receipts',
+        capabilities: {
+          document_formats: ['raw'],
+          raw_languages: ['escpos'],
+          dpi: [180],
+          media_width_mm: { min: 58, max: 58 },
+          media_height_mm: null,
+          color: false,
+          duplex: false,
+        },
+        online: true,
+      })
+    ).printer_id
   })
   afterAll(() => cloud.close())
 
-  const post = (url: string, payload: Record<string, unknown>) =>
+  const post = async (url: string, payload: Record<string, unknown>) =>
     cloud.app.inject({
       method: 'POST',
       url,
       payload,
-      headers: { authorization: `Bearer ${account.token()}` },
+      headers: { authorization: `Bearer ${await account.token()}` },
     })
   const fromBase64 = (extra: Record<string, unknown>) =>
     post('/api/v1/print-jobs/from-base64', {

@@ -106,6 +106,9 @@ describe('no input produces a 5xx, at any endpoint', () => {
   let operations: Operation[]
   let pool: IdPool
   let hubCredential: string
+  /** Bearer tokens of the account: every scope, and printers:read alone. */
+  let fullToken: string
+  let readToken: string
   let enrollmentTokens: string[]
 
   beforeAll(async () => {
@@ -122,11 +125,13 @@ describe('no input produces a 5xx, at any endpoint', () => {
         },
       },
     })
-    account = cloud.createAccount('Property shop')
-    const other = cloud.createAccount('Other shop')
-    const token = account.token()
+    account = await cloud.createAccount('Property shop')
+    const other = await cloud.createAccount('Other shop')
+    const token = await account.token()
+    fullToken = token
+    readToken = await account.token(['printers:read'])
     const ownJob = await createReceiptJob(cloud, token, account.receiptPrinterId)
-    const foreignJob = await createReceiptJob(cloud, other.token(), other.receiptPrinterId)
+    const foreignJob = await createReceiptJob(cloud, await other.token(), other.receiptPrinterId)
     pool = {
       printers: [account.receiptPrinterId, account.labelPrinterId],
       documents: [ownJob.document_id],
@@ -135,21 +140,21 @@ describe('no input produces a 5xx, at any endpoint', () => {
       foreign: [other.receiptPrinterId, foreignJob.print_job_id, foreignJob.document_id],
     }
     hubCredential = generateSecret('hub')
-    const enroll = (credential: string) => {
+    const enroll = async (credential: string) => {
       const token = generateSecret('enr')
-      cloud.storage.enrollments.create(
+      await cloud.storage.enrollments.create(
         account.accountId,
         'Hub',
         hashSecret(token),
         new Date(Date.now() + 3600_000),
       )
       if (credential !== '') {
-        cloud.storage.enrollments.claim(hashSecret(token), hashSecret(credential), 'pi', new Date())
+        await cloud.storage.enrollments.claim(hashSecret(token), hashSecret(credential), 'pi', new Date())
       }
       return token
     }
-    enroll(hubCredential)
-    enrollmentTokens = Array.from({ length: 3 }, () => enroll(''))
+    await enroll(hubCredential)
+    enrollmentTokens = [await enroll(''), await enroll(''), await enroll('')]
     const res = await cloud.app.inject({ method: 'GET', url: '/openapi.json' })
     operations = operationsOf(res.json() as OpenApiDocument)
   })
@@ -181,8 +186,8 @@ describe('no input produces a 5xx, at any endpoint', () => {
       return fc.oneof(fc.constant(undefined), authorizationVariants(`Basic ${basic}`))
     }
     const tokens = fc.oneof(
-      { weight: 5, arbitrary: fc.constant(account.token()) },
-      { weight: 1, arbitrary: fc.constant(account.token(['printers:read'])) },
+      { weight: 5, arbitrary: fc.constant(fullToken) },
+      { weight: 1, arbitrary: fc.constant(readToken) },
     )
     return tokens.chain((token) => authorizationVariants(bearer(token).authorization))
   }
@@ -215,7 +220,7 @@ describe('no input produces a 5xx, at any endpoint', () => {
   function validAuthorization(op: Operation): fc.Arbitrary<string | undefined> {
     if (op.path.startsWith('/agent-api/')) return fc.constant(`Bearer ${hubCredential}`)
     if (op.path === '/oauth/token') return fc.constant(undefined)
-    return fc.constant(bearer(account.token()).authorization)
+    return fc.constant(bearer(fullToken).authorization)
   }
 
   function bodyFor(
@@ -340,7 +345,10 @@ describe('no input produces a 5xx, at any endpoint', () => {
             const res = await cloud.app.inject({
               method: op.method as 'POST',
               url,
-              headers: { ...bearer(account.token()), ...(type !== undefined && { 'content-type': type }) },
+              headers: {
+                ...bearer(await account.token()),
+                ...(type !== undefined && { 'content-type': type }),
+              },
               payload,
             })
             expectSpecAnswer(res, op)

@@ -16,12 +16,26 @@ describe('blob store: deleting a file no document names', () => {
   })
   afterEach(() => dir.remove())
 
+  /** Where the store keeps the bytes on disk (its layout, known here to age and move files). */
+  const pathOf = (sha256: string) =>
+    path.join(dir.path, 'documents', sha256.slice(0, 2), sha256.slice(2, 4), sha256)
+
   /** Makes the file look last used `ago` ms before now. */
   const age = (sha256: string, ago: number) => {
     const then = new Date(Date.now() - ago)
-    utimesSync(blobs.pathOf(sha256), then, then)
+    utimesSync(pathOf(sha256), then, then)
   }
-  const filesUnder = (sha256: string) => readdirSync(path.dirname(blobs.pathOf(sha256)))
+  const filesUnder = (sha256: string) => readdirSync(path.dirname(pathOf(sha256)))
+
+  it('opens kept bytes as a stream with their size, and nothing for bytes it does not keep', async () => {
+    const sha256 = await blobs.put(BYTES)
+    const kept = await blobs.open(sha256)
+    expect(kept?.size).toBe(BYTES.length)
+    const chunks: Buffer[] = []
+    for await (const chunk of kept?.stream ?? []) chunks.push(chunk as Buffer)
+    expect(Buffer.concat(chunks)).toEqual(BYTES)
+    expect(await blobs.open(sha256Of(Buffer.from('never kept')))).toBeUndefined()
+  })
 
   it('deletes a file not used since the given moment, leaving nothing beside it', async () => {
     const sha256 = await blobs.put(BYTES)
@@ -29,7 +43,7 @@ describe('blob store: deleting a file no document names', () => {
 
     expect(await blobs.deleteIfUnusedSince(sha256, Date.now() - HOUR)).toBe(true)
 
-    expect(existsSync(blobs.pathOf(sha256))).toBe(false)
+    expect(existsSync(pathOf(sha256))).toBe(false)
     expect(filesUnder(sha256)).toEqual([])
   })
 
@@ -40,12 +54,12 @@ describe('blob store: deleting a file no document names', () => {
     expect(await blobs.put(BYTES)).toBe(sha256)
 
     expect(await blobs.deleteIfUnusedSince(sha256, Date.now() - HOUR)).toBe(false)
-    expect(readFileSync(blobs.pathOf(sha256))).toEqual(BYTES)
+    expect(readFileSync(pathOf(sha256))).toEqual(BYTES)
     expect(filesUnder(sha256)).toEqual([sha256])
 
     age(sha256, 2 * HOUR)
     expect(await blobs.deleteIfUnusedSince(sha256, Date.now() - HOUR)).toBe(true)
-    expect(existsSync(blobs.pathOf(sha256))).toBe(false)
+    expect(existsSync(pathOf(sha256))).toBe(false)
   })
 
   it('a staged PDF kept over an existing file also marks it used', async () => {
@@ -54,7 +68,7 @@ describe('blob store: deleting a file no document names', () => {
     await blobs.keep(await blobs.stage(BYTES))
 
     expect(await blobs.deleteIfUnusedSince(sha256, Date.now() - HOUR)).toBe(false)
-    expect(readFileSync(blobs.pathOf(sha256))).toEqual(BYTES)
+    expect(readFileSync(pathOf(sha256))).toEqual(BYTES)
     expect(readdirSync(path.join(dir.path, 'tmp'))).toEqual([])
   })
 
@@ -64,7 +78,7 @@ describe('blob store: deleting a file no document names', () => {
     expect(await blobs.deleteIfUnusedSince(sha256, Date.now() - HOUR)).toBe(true)
 
     expect(await blobs.put(BYTES)).toBe(sha256)
-    expect(readFileSync(blobs.pathOf(sha256))).toEqual(BYTES)
+    expect(readFileSync(pathOf(sha256))).toEqual(BYTES)
   })
 
   it('a missing file counts as deleted (another node got there first)', async () => {
@@ -74,7 +88,7 @@ describe('blob store: deleting a file no document names', () => {
   it('finishes a deletion that a crash interrupted after moving the file aside', async () => {
     const sha256 = await blobs.put(BYTES)
     age(sha256, 2 * HOUR)
-    renameSync(blobs.pathOf(sha256), `${blobs.pathOf(sha256)}.deleting`)
+    renameSync(pathOf(sha256), `${pathOf(sha256)}.deleting`)
 
     expect(await blobs.deleteIfUnusedSince(sha256, Date.now() - HOUR)).toBe(true)
     expect(filesUnder(sha256)).toEqual([])

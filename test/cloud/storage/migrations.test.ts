@@ -1,55 +1,102 @@
 import path from 'node:path'
-import Database from 'better-sqlite3'
-import { afterEach, beforeEach, describe, expect, it } from 'vitest'
-import { openDatabase, schemaVersion } from '../../../cloud/storage/database.ts'
-import { MIGRATIONS } from '../../../cloud/storage/migrations.ts'
-import { openStorage } from '../../../cloud/storage/storage.ts'
+import { sql } from 'kysely'
+import { afterEach, describe, expect, it } from 'vitest'
+import {
+  migrateSqlite,
+  openDatabase,
+  openSqliteFile,
+  schemaVersion,
+  sqliteSchemaVersion,
+} from '../../../cloud/storage/database.ts'
+import { MIGRATIONS, type Migration } from '../../../cloud/storage/migrations.ts'
+import { databaseLocation, openStorage } from '../../../cloud/storage/storage.ts'
 import { tempDir } from '../../helpers/temp-dir.ts'
+import { ENGINES, storageEngine } from './engines.ts'
 
-describe('SQLite storage', () => {
-  let dir = tempDir()
-  beforeEach(() => {
-    dir = tempDir()
+const NEWEST = MIGRATIONS.at(-1)?.version
+const ACCOUNT = '00000000-0000-4000-8000-000000000001'
+
+describe('SQLite file', () => {
+  const dirs: { remove(): void }[] = []
+  afterEach(() => {
+    for (const dir of dirs.splice(0)) dir.remove()
   })
-  afterEach(() => dir.remove())
 
-  it('creates a WAL database at the newest schema version', () => {
-    const db = openDatabase(path.join(dir.path, 'fresh.sqlite'))
+  it('is created in WAL mode at the newest schema version', () => {
+    const dir = tempDir()
+    dirs.push(dir)
+    const db = openSqliteFile(path.join(dir.path, 'fresh.sqlite'))
+    migrateSqlite(db, MIGRATIONS)
     expect(db.pragma('journal_mode', { simple: true })).toBe('wal')
-    expect(schemaVersion(db)).toBe(MIGRATIONS.at(-1)?.version)
+    expect(sqliteSchemaVersion(db)).toBe(NEWEST)
     db.close()
   })
+})
 
-  it('upgrades an older database in place and keeps its data', () => {
-    const file = path.join(dir.path, 'cloud.sqlite')
-    const old = openDatabase(file, 1)
-    expect(schemaVersion(old)).toBe(1)
-    old
-      .prepare('INSERT INTO accounts (account_id, name, created_at) VALUES (?, ?, ?)')
-      .run('00000000-0000-4000-8000-000000000001', 'Old shop', '2026-01-01T00:00:00.000Z')
-    old.close()
+describe.each(ENGINES)('migrations on %s', (engine) => {
+  const engineUnderTest = storageEngine(engine)
+  const cleanups: (() => unknown)[] = []
+  afterEach(async () => {
+    for (const cleanup of cleanups.splice(0).reverse()) await cleanup()
+  })
+  const fresh = async () => {
+    const settings = await engineUnderTest.freshSettings()
+    cleanups.push(settings.remove)
+    return settings
+  }
 
-    const storage = openStorage(dir.path)
-    expect(storage.accounts.findById('00000000-0000-4000-8000-000000000001')?.name).toBe('Old shop')
-    const agent = storage.agents.insert({ account_id: '00000000-0000-4000-8000-000000000001', name: 'hub' })
+  it('upgrade an older database in place and keep its data', async () => {
+    const settings = await fresh()
+    const old = await openDatabase(databaseLocation(settings), { targetVersion: 1 })
+    expect(await schemaVersion(old)).toBe(1)
+    await old.db
+      .insertInto('accounts')
+      .values({ account_id: ACCOUNT, name: 'Old shop', created_at: '2026-01-01T00:00:00.000Z' })
+      .execute()
+    await old.close()
+
+    const storage = await openStorage(settings)
+    cleanups.push(() => storage.close())
+    expect((await storage.accounts.findById(ACCOUNT))?.name).toBe('Old shop')
+    const agent = await storage.agents.insert({ account_id: ACCOUNT, name: 'hub' })
     expect(agent.agent_id).toMatch(/^[0-9a-f-]{36}$/)
-    storage.close()
-
-    const reopened = new Database(file)
-    expect(reopened.pragma('user_version', { simple: true })).toBe(MIGRATIONS.at(-1)?.version)
-    const tables = reopened
-      .prepare("SELECT name FROM sqlite_master WHERE type = 'table' ORDER BY name")
-      .pluck()
-      .all()
-    expect(tables).toEqual(expect.arrayContaining(['accounts', 'agents', 'print_jobs', 'idempotency_keys']))
-    reopened.close()
+    const reopened = await openDatabase(databaseLocation(settings))
+    cleanups.push(() => reopened.close())
+    expect(await schemaVersion(reopened)).toBe(NEWEST)
   })
 
-  it('refuses a database from a newer program', () => {
-    const file = path.join(dir.path, 'newer.sqlite')
-    const db = new Database(file)
-    db.pragma('user_version = 999')
-    db.close()
-    expect(() => openDatabase(file)).toThrow('database schema version 999 is newer than this program knows')
+  it('refuse a database from a newer program', async () => {
+    const settings = await fresh()
+    const db = await openDatabase(databaseLocation(settings))
+    await (engine === 'sqlite'
+      ? sql`PRAGMA user_version = 999`.execute(db.db)
+      : sql`UPDATE schema_version SET version = 999`.execute(db.db))
+    await db.close()
+    await expect(openDatabase(databaseLocation(settings))).rejects.toThrow(
+      'database schema version 999 is newer than this program knows',
+    )
+  })
+
+  it('apply each migration once when two nodes start together on one fresh database', async () => {
+    const settings = await fresh()
+    // The second migration is slow and counts its runs, so the two starts overlap and a double run shows.
+    const migrations: Migration[] = [
+      { version: 1, name: 'a table', sql: () => 'CREATE TABLE runs (n INTEGER NOT NULL);' },
+      {
+        version: 2,
+        name: 'a slow step that counts its runs',
+        sql: () => ({
+          sqlite: 'INSERT INTO runs (n) VALUES (1);',
+          postgres: 'SELECT pg_sleep(0.3); INSERT INTO runs (n) VALUES (1);',
+        }),
+      },
+    ]
+    const nodes = await Promise.all(
+      [1, 2].map(() => openDatabase(databaseLocation(settings), { migrations, busyTimeoutMs: 5000 })),
+    )
+    for (const node of nodes) cleanups.push(() => node.close())
+    const counted = await sql<{ n: number }>`SELECT count(*) AS n FROM runs`.execute(nodes[0]!.db)
+    expect(Number(counted.rows[0]?.n)).toBe(1)
+    for (const node of nodes) expect(await schemaVersion(node)).toBe(2)
   })
 })

@@ -26,7 +26,7 @@ describe('account storage quota and document retention, through the HTTP API', (
   let account: TestAccount
   beforeEach(async () => {
     cloud = await startTestCloud({ env: { ACCOUNT_STORAGE_QUOTA_BYTES: String(QUOTA) } })
-    account = cloud.createAccount()
+    account = await cloud.createAccount()
   })
   afterEach(() => cloud.close())
 
@@ -35,11 +35,11 @@ describe('account storage quota and document retention, through the HTTP API', (
       statSync(path.join(cloud.dataDir, 'documents', f)).isFile(),
     )
   const stagedFiles = () => readdirSync(path.join(cloud.dataDir, 'tmp'))
-  const fromBase64 = (bytes: Buffer) =>
+  const fromBase64 = async (bytes: Buffer) =>
     cloud.app.inject({
       method: 'POST',
       url: '/api/v1/print-jobs/from-base64',
-      headers: bearer(account.token()),
+      headers: bearer(await account.token()),
       payload: {
         document_base64: bytes.toString('base64'),
         document_format: 'raw',
@@ -47,7 +47,7 @@ describe('account storage quota and document retention, through the HTTP API', (
         printer_id: account.receiptPrinterId,
       },
     })
-  const upload = (bytes: Buffer) => {
+  const upload = async (bytes: Buffer) => {
     const boundary = 'quota-boundary'
     const payload = Buffer.concat([
       Buffer.from(
@@ -60,15 +60,18 @@ describe('account storage quota and document retention, through the HTTP API', (
     return cloud.app.inject({
       method: 'POST',
       url: '/api/v1/documents',
-      headers: { ...bearer(account.token()), 'content-type': `multipart/form-data; boundary=${boundary}` },
+      headers: {
+        ...bearer(await account.token()),
+        'content-type': `multipart/form-data; boundary=${boundary}`,
+      },
       payload,
     })
   }
-  const printDocument = (documentId: string) =>
+  const printDocument = async (documentId: string) =>
     cloud.app.inject({
       method: 'POST',
       url: '/api/v1/print-jobs',
-      headers: bearer(account.token()),
+      headers: bearer(await account.token()),
       payload: { document_id: documentId, printer_id: account.receiptPrinterId },
     })
   /** Housekeeping as the cloud runs it, on a clock past every document's retention. */
@@ -93,7 +96,7 @@ describe('account storage quota and document retention, through the HTTP API', (
       document_bytes: 600,
     })
     expect(refused.json().error).toBe('payload_too_large')
-    expect(cloud.storage.documents.retainedBytes(account.accountId)).toBe(600)
+    expect(await cloud.storage.documents.retainedBytes(account.accountId)).toBe(600)
     expect(blobFiles()).toHaveLength(1)
     expect(stagedFiles()).toEqual([])
   })
@@ -109,9 +112,9 @@ describe('account storage quota and document retention, through the HTTP API', (
     // Exactly up to the quota is allowed.
     expect((await upload(receipt(24, 'c'))).statusCode).toBe(201)
     const other = account
-    account = cloud.createAccount('Other shop')
+    account = await cloud.createAccount('Other shop')
     expect((await upload(receipt(1000, 'd'))).statusCode).toBe(201)
-    expect(cloud.storage.documents.retainedBytes(other.accountId)).toBe(QUOTA)
+    expect(await cloud.storage.documents.retainedBytes(other.accountId)).toBe(QUOTA)
     expect(blobFiles()).toHaveLength(3)
   })
 
@@ -125,7 +128,7 @@ describe('account storage quota and document retention, through the HTTP API', (
     expect(await purgeEverythingUnneeded()).toMatchObject({ documents: 0, blobs: 0 })
     expect((await upload(receipt(100, 'b'))).statusCode).toBe(413)
 
-    const failed = new JobLifecycle(cloud.storage.printJobs).apply(job.print_job_id, 'fail', {
+    const failed = await new JobLifecycle(cloud.storage.printJobs).apply(job.print_job_id, 'fail', {
       completed_at: new Date().toISOString(),
       failure_reason: 'printer_error',
     })
@@ -136,7 +139,7 @@ describe('account storage quota and document retention, through the HTTP API', (
     const read = await cloud.app.inject({
       method: 'GET',
       url: `/api/v1/print-jobs/${job.print_job_id}`,
-      headers: bearer(account.token()),
+      headers: bearer(await account.token()),
     })
     expect(read.statusCode).toBe(200)
     expect(read.json()).toMatchObject({
@@ -153,8 +156,8 @@ describe('account storage quota and document retention, through the HTTP API', (
   it('a job create that found its document just before housekeeping purged it gets the 422', async () => {
     const document = (await upload(receipt(100, 'a'))).json() as Document
     const submitter = createPrintJobSubmitter(cloud.storage, 1000, async () => {})
-    const printer = submitter.printerFor(account.accountId, account.receiptPrinterId)
-    const found = submitter.documentFor(account.accountId, document.document_id)
+    const printer = await submitter.printerFor(account.accountId, account.receiptPrinterId)
+    const found = await submitter.documentFor(account.accountId, document.document_id)
 
     expect(await purgeEverythingUnneeded()).toMatchObject({ documents: 1 })
 
@@ -168,7 +171,7 @@ describe('account storage quota and document retention, through the HTTP API', (
     const jobs = await cloud.app.inject({
       method: 'GET',
       url: '/api/v1/print-jobs',
-      headers: bearer(account.token()),
+      headers: bearer(await account.token()),
     })
     expect(jobs.json().data).toEqual([])
   })

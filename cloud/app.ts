@@ -14,6 +14,7 @@ import { connectQuotaStore, rateLimitPlugin } from './plugins/rate-limit.ts'
 import { requestIdFor, requestIdPlugin } from './plugins/request-id.ts'
 import { createPrintJobSubmitter } from './print-jobs/submit.ts'
 import { agentApiRoutes } from './routes/agent-api.ts'
+import { agentDownloadRoutes } from './routes/agent-downloads.ts'
 import { documentRoutes } from './routes/documents.ts'
 import { healthRoutes } from './routes/health.ts'
 import { oauthTokenRoutes } from './routes/oauth-token.ts'
@@ -142,6 +143,7 @@ export async function buildApp(deps: AppDependencies): Promise<FastifyInstance> 
     ...deps.fetchSeams,
   }
 
+  await app.register(agentDownloadRoutes, { releasesDir: `${config.dataDir}/releases` })
   await app.register(healthRoutes, {
     checks: { database: () => storage.ping(), ...(deps.brokerReady && { broker: deps.brokerReady }) },
   })

@@ -1,31 +1,175 @@
+import { generateKeyPairSync } from 'node:crypto'
+import { existsSync, mkdirSync, readFileSync, realpathSync, writeFileSync } from 'node:fs'
+import path from 'node:path'
+import { parseArgs } from 'node:util'
+import { buildRelease } from './build.ts'
+import { CatalogError, keyIdOf, publicKeyPem, readPrivateKey, readPublicKey } from './catalog.ts'
+import { publishRelease } from './publish.ts'
+
 /**
- * The release builder's CLI (DESIGN: Stable operator interface): `build --version X.Y.Z --out DIR` and
- * `publish --from DIR`. Signed releases and the installer catalog come with a later issue; until then every
- * command is refused with a clear message, and `--help` says so.
+ * The release builder's CLI (DESIGN: Stable operator interface): `build --version X.Y.Z --out DIR`,
+ * `publish --from DIR` and `keygen --out DIR`. Each prints one JSON object on stdout; errors are one line on
+ * stderr, exit code 2 for a usage error and 1 otherwise.
  */
 const HELP = `usage: ota build --version X.Y.Z --out DIR
-       ota publish --from DIR
+       ota publish --from DIR [--notes TEXT | --notes-file FILE]
+       ota keygen --out DIR
 
-Builds and publishes releases of the hub. Not built yet: every command is refused (exit 2).
+Builds and publishes releases of the hub (README: Install a hub from a release).
 
-commands (planned):
-  build                            build the hub's installers for a version into DIR
+commands:
+  build                            build the hub's installers for this machine's architecture into DIR:
+                                   print-hub_X.Y.Z_<arch>.deb, print-hub_X.Y.Z_linux-<arch>.tar.gz, release.json
                                    → {version, installers: [{filename, sha256, size_bytes}]}
       --version X.Y.Z              the release's version
       --out DIR                    where the installers go
-  publish                          add the release in DIR to the catalog of the cloud in DATA_DIR, as current
-                                   → {version}
+      --public-key FILE            the release key's public half, shipped in the package (default: derived
+                                   from OTA_SIGNING_KEY, or OTA_RELEASE_PUBLIC_KEY)
+  publish                          add the release in DIR to the catalog of the cloud in DATA_DIR, as current,
+                                   signed with the release key → {version, key_id, releases}
       --from DIR                   a directory written by ota build
+      --signing-key FILE           the release key (Ed25519, PKCS#8 PEM; default OTA_SIGNING_KEY); it must
+                                   not lie inside DATA_DIR and is never copied
+      --notes TEXT, --notes-file FILE   release notes
+  keygen                           a new release key: DIR/release-key.pem (private, mode 0600) and
+                                   DIR/release-key.pub.pem → {key_id, private_key_file, public_key_file}
+      --out DIR
   help, --help                     this help
 
 environment:
-  DATA_DIR                         the cloud's data directory (publish)
+  DATA_DIR                         the cloud's data directory (publish; default ./data)
+  OTA_SIGNING_KEY                  the release key's file (publish, and build's public half)
+  OTA_RELEASE_PUBLIC_KEY           the release key's public half (build)
+  OTA_CACHE_DIR                    where the Node.js runtime packages are kept (~/.cache/print-hub-ota)
 `
 
-const args = process.argv.slice(2)
-if (args[0] === 'help' || args.includes('--help') || args.includes('-h')) {
-  process.stdout.write(HELP)
-} else {
-  process.stderr.write('ota: the release builder is not built yet; no command is available (ota --help)\n')
-  process.exit(2)
+class UsageError extends Error {}
+
+function required(value: string | undefined, flag: string): string {
+  if (!value) throw new UsageError(`${flag} is required`)
+  return value
 }
+
+function readKeyFile(file: string, what: string): string {
+  if (!existsSync(file)) throw new UsageError(`${what}: no such file ${file}`)
+  return readFileSync(file, 'utf8')
+}
+
+/** The public half to ship: --public-key, OTA_RELEASE_PUBLIC_KEY, or derived from the signing key. */
+function publicKeyForBuild(flag: string | undefined, signingKey: string | undefined): string {
+  const publicFile = flag ?? process.env.OTA_RELEASE_PUBLIC_KEY
+  if (publicFile) return publicKeyPem(readPublicKey(readKeyFile(publicFile, '--public-key')))
+  const privateFile = signingKey ?? process.env.OTA_SIGNING_KEY
+  if (privateFile) return publicKeyPem(readPrivateKey(readKeyFile(privateFile, 'OTA_SIGNING_KEY')))
+  throw new UsageError(
+    'no release key: pass --public-key FILE or set OTA_SIGNING_KEY (a new one: ota keygen --out DIR)',
+  )
+}
+
+/** Whether `file` lies inside `dir` (both resolved through symlinks where they exist). */
+function isInside(file: string, dir: string): boolean {
+  const real = (p: string) => (existsSync(p) ? realpathSync(p) : path.resolve(p))
+  const relative = path.relative(real(dir), real(file))
+  return relative === '' || (!relative.startsWith('..') && !path.isAbsolute(relative))
+}
+
+async function main(argv: string[]): Promise<unknown> {
+  const [command, ...args] = argv
+  if (command === undefined) throw new UsageError('no command given')
+  if (command === 'help' || argv.includes('--help') || argv.includes('-h')) {
+    process.stdout.write(HELP)
+    return undefined
+  }
+  if (command === 'build') {
+    const { values } = parseArgs({
+      args,
+      options: {
+        version: { type: 'string' },
+        out: { type: 'string' },
+        'public-key': { type: 'string' },
+        'signing-key': { type: 'string' },
+      },
+    })
+    const version = required(values.version, '--version')
+    const outDir = path.resolve(required(values.out, '--out'))
+    const manifest = await buildRelease({
+      root: path.resolve(import.meta.dirname, '..'),
+      version,
+      outDir,
+      publicKeyPem: publicKeyForBuild(values['public-key'], values['signing-key']),
+    })
+    return {
+      version: manifest.version,
+      installers: manifest.installers.map(({ filename, sha256, size_bytes }) => ({
+        filename,
+        sha256,
+        size_bytes,
+      })),
+    }
+  }
+  if (command === 'publish') {
+    const { values } = parseArgs({
+      args,
+      options: {
+        from: { type: 'string' },
+        'signing-key': { type: 'string' },
+        notes: { type: 'string' },
+        'notes-file': { type: 'string' },
+      },
+    })
+    const fromDir = path.resolve(required(values.from, '--from'))
+    const keyFile = values['signing-key'] ?? process.env.OTA_SIGNING_KEY
+    if (!keyFile) throw new UsageError('no release key: pass --signing-key FILE or set OTA_SIGNING_KEY')
+    const dataDir = path.resolve(process.env.DATA_DIR || './data')
+    if (isInside(keyFile, dataDir))
+      throw new UsageError(`the release key must not lie inside DATA_DIR (${dataDir}): keep it offline`)
+    if (values.notes !== undefined && values['notes-file'] !== undefined)
+      throw new UsageError('pass --notes or --notes-file, not both')
+    const notes =
+      values['notes-file'] !== undefined ? readFileSync(values['notes-file'], 'utf8') : values.notes
+    const catalog = await publishRelease({
+      fromDir,
+      dataDir,
+      privateKeyPem: readKeyFile(keyFile, '--signing-key'),
+      ...(notes !== undefined && { notes }),
+    })
+    return {
+      version: catalog.current.version,
+      key_id: catalog.key_id,
+      installers: catalog.current.installers.map((i) => i.filename),
+      releases: catalog.releases.map((r) => r.version),
+    }
+  }
+  if (command === 'keygen') {
+    const { values } = parseArgs({ args, options: { out: { type: 'string' } } })
+    const dir = path.resolve(required(values.out, '--out'))
+    mkdirSync(dir, { recursive: true, mode: 0o700 })
+    const { privateKey, publicKey } = generateKeyPairSync('ed25519')
+    const privateFile = path.join(dir, 'release-key.pem')
+    const publicFile = path.join(dir, 'release-key.pub.pem')
+    // 'wx': never overwrite a release key.
+    writeFileSync(privateFile, privateKey.export({ type: 'pkcs8', format: 'pem' }), {
+      mode: 0o600,
+      flag: 'wx',
+    })
+    writeFileSync(publicFile, publicKeyPem(publicKey), { mode: 0o644, flag: 'wx' })
+    return { key_id: keyIdOf(publicKey), private_key_file: privateFile, public_key_file: publicFile }
+  }
+  throw new UsageError(`unknown command: ${command}`)
+}
+
+main(process.argv.slice(2)).then(
+  (result) => {
+    if (result !== undefined) process.stdout.write(`${JSON.stringify(result)}\n`)
+  },
+  (error: unknown) => {
+    const err = error as NodeJS.ErrnoException
+    if (error instanceof UsageError || err.code?.startsWith('ERR_PARSE_ARGS')) {
+      process.stderr.write(`ota: ${err.message}\nusage: ota build|publish|keygen … (ota --help)\n`)
+      process.exit(2)
+    }
+    const prefix = error instanceof CatalogError ? 'ota: refused: ' : 'ota: '
+    process.stderr.write(`${prefix}${err.message ?? String(error)}\n`)
+    process.exit(1)
+  },
+)

@@ -1,14 +1,23 @@
 import { type ChildProcess, spawn } from 'node:child_process'
+import { existsSync } from 'node:fs'
 import { createRequire } from 'node:module'
 import { fileURLToPath, pathToFileURL } from 'node:url'
 import { ghostscriptEnvironment } from './ghostscript-policy.ts'
 import { RenderError } from './render-error.ts'
 import type { RenderCommand, WorkerReport } from './worker-messages.ts'
 
-/** The worker module, run by Node with tsx's loader as the hub itself is (`--import tsx`). */
-const WORKER_MODULE = fileURLToPath(new URL('./render-worker-process.ts', import.meta.url))
-/** tsx's loader by absolute URL, so that the worker starts whatever the hub's working directory. */
-const TSX_LOADER = pathToFileURL(createRequire(import.meta.url).resolve('tsx')).href
+/**
+ * The worker's command line. A packaged hub (ota/build.ts) is one bundled file with the worker's own bundle
+ * next to it: run that with plain Node. From the source tree, run the worker module with tsx's loader, as the
+ * hub itself is (`--import tsx`), by absolute URL so that it starts whatever the hub's working directory.
+ */
+function workerCommand(): string[] {
+  const built = fileURLToPath(new URL('./render-worker-process.mjs', import.meta.url))
+  if (existsSync(built)) return [built]
+  const tsxLoader = pathToFileURL(createRequire(import.meta.url).resolve('tsx')).href
+  return ['--import', tsxLoader, fileURLToPath(new URL('./render-worker-process.ts', import.meta.url))]
+}
+const WORKER_COMMAND = workerCommand()
 /** Ghostscript's last words kept for an error message. */
 const STDERR_TAIL = 2000
 
@@ -29,7 +38,7 @@ export class WorkerProcess {
   private ended = false
 
   constructor() {
-    this.child = spawn(process.execPath, ['--import', TSX_LOADER, WORKER_MODULE], {
+    this.child = spawn(process.execPath, WORKER_COMMAND, {
       stdio: ['ignore', 'pipe', 'pipe', 'ipc'],
       // One malloc arena: libgs runs on libuv's threads, and per-thread arenas let the worker's peak memory
       // creep from 112 to 169 MB over a few dozen A4 documents; with one it stays at 105 MB, as fast

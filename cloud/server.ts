@@ -41,7 +41,9 @@ export async function startCloud(
 ): Promise<RunningCloud> {
   // Refused before anything is touched: a busy port, or DATA_DIR served by another cloud.
   await refuseBusyPorts(config)
-  const lock = lockDataDir(config.dataDir)
+  // DATA_DIR's lock keeps a second cloud off its SQLite file. On PostgreSQL DATA_DIR holds only documents (and
+  // releases), in a directory every node mounts: the nodes share it, so none locks it.
+  const lock = config.databaseUrl ? { release() {} } : lockDataDir(config.dataDir)
   const cleanups: (() => Promise<void> | void)[] = [() => lock.release()]
   const storageSettings = {
     dataDir: config.dataDir,

@@ -84,18 +84,29 @@ export class Dispatcher {
     const sweepMs =
       this.#o.expirySweepMs ?? Math.min(15_000, Math.max(250, (this.#o.pendingExpirySeconds * 1000) / 4))
     this.#sweep = setInterval(() => {
+      // Several nodes take turns (Storage.exclusively); each change is a compare-and-set all the same.
       void this.#tracked(
-        this.expireStale().then(
-          () => {},
-          (error: unknown) => {
-            this.#o.logger.error({ err: error }, 'pending-job expiry failed; it runs again at the next sweep')
-          },
-        ),
+        this.#o.storage
+          .exclusively('pending-job-expiry', () => this.expireStale())
+          .then(
+            () => {},
+            (error: unknown) => {
+              this.#o.logger.error(
+                { err: error },
+                'pending-job expiry failed; it runs again at the next sweep',
+              )
+            },
+          ),
       )
       void this.#tracked(
-        this.#offerMissed().catch((error: unknown) => {
-          this.#o.logger.error({ err: error }, 'offering missed jobs failed; it runs again at the next sweep')
-        }),
+        this.#o.storage
+          .exclusively('missed-offers', () => this.#offerMissed())
+          .catch((error: unknown) => {
+            this.#o.logger.error(
+              { err: error },
+              'offering missed jobs failed; it runs again at the next sweep',
+            )
+          }),
       )
     }, sweepMs)
     this.#sweep.unref()
@@ -171,7 +182,7 @@ export class Dispatcher {
         expired.push(job.print_job_id)
       } else if (
         job.cancel_requested_at === null &&
-        (await this.#lifecycle.requestCancel(job.print_job_id, 'expired', now))
+        (await this.#lifecycle.requestExpiry(job.print_job_id, now))
       ) {
         if ((await storage.agents.findById(job.agent_id))?.online)
           void this.#tracked(this.#askToDrop(job.agent_id, job.print_job_id, 'expired'))
@@ -184,12 +195,14 @@ export class Dispatcher {
   async #offerMissed(now = new Date()): Promise<void> {
     const cutoff = new Date(now.getTime() - MISSED_OFFER_GRACE_MS).toISOString()
     for (const job of await this.#o.storage.printJobs.unofferedToOnlineHubs(cutoff, EXPIRY_BATCH))
-      await this.#offer(job)
+      await this.#offer(job, true)
   }
 
-  async #offer(job: DispatchableJob): Promise<void> {
+  /** `missed`: the sweep's offer of a job never offered, sent only by the node whose claim applied. */
+  async #offer(job: DispatchableJob, missed = false): Promise<void> {
     const { publicUrl, pendingExpirySeconds } = this.#o
-    if (!(await this.#lifecycle.offered(job.print_job_id))) {
+    if (!(await this.#lifecycle.offered(job.print_job_id, new Date(), missed))) {
+      if (missed) return
       // A cancel was requested meanwhile: the hub is asked to drop the job instead of being offered it.
       const now = await this.#o.storage.printJobs.dispatchable(job.print_job_id)
       if (now?.cancel_requested_at)

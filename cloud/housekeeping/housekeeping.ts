@@ -68,6 +68,15 @@ export class Housekeeping {
       failed: [],
     }
     const { storage } = this.#o
+    // One node at a time runs a pass (Storage.exclusively); each step is idempotent all the same.
+    const ran = await storage.exclusively('housekeeping', () => this.#runSteps(now, pass))
+    if (ran === undefined) this.#o.logger.debug('housekeeping pass skipped: another node runs one now')
+    return pass
+  }
+
+  /** Runs each step into `pass`; true once done. */
+  async #runSteps(now: number, pass: HousekeepingPass): Promise<true> {
+    const { storage } = this.#o
     const steps: [HousekeepingStep, () => number | Promise<number>][] = [
       ['access_tokens', () => storage.apiClients.deleteExpiredTokens(now)],
       ['idempotency_keys', () => storage.idempotency.deleteExpired(now)],
@@ -85,7 +94,7 @@ export class Housekeeping {
     if (pass.access_tokens + pass.idempotency_keys + pass.documents + pass.blobs > 0) {
       this.#o.logger.info({ ...pass }, 'housekeeping purged')
     }
-    return pass
+    return true
   }
 
   #schedule(delayMs: number): void {

@@ -12,7 +12,7 @@ import type { PrintJobRepository, StatusChange } from '../storage/print-jobs.ts'
  * whether the job's bytes went to the printer, so the job becomes `cancelled` (or `failed` with `expired`)
  * only when the hub reports that it dropped it.
  */
-export type JobCondition = 'never_offered' | 'cancel_requested' | 'no_cancel_requested'
+export type JobCondition = 'never_offered' | 'cancel_requested' | 'no_cancel_requested' | 'unoffered'
 
 export interface JobRule {
   from: readonly PrintJobStatus[]
@@ -26,6 +26,11 @@ const UNFINISHED = ['pending', 'reserved', 'printing'] as const
 export const JOB_RULES = {
   /** The cloud sends the job to its hub; a job whose cancel was requested is never offered again. */
   offer: { from: UNSTARTED, when: 'no_cancel_requested' },
+  /**
+   * The sweep offers a job whose offer never went out (its hub was online): only while it was never offered,
+   * so that of several nodes sweeping at once exactly one sends it.
+   */
+  offerMissed: { from: ['pending'], when: 'unoffered' },
   /** The hub has the job in its spool. */
   reserve: { from: ['pending'], to: 'reserved' },
   /** The hub recorded `printing` and is about to send the first byte. */
@@ -36,6 +41,8 @@ export const JOB_RULES = {
   wait: { from: UNSTARTED },
   /** A cancel of a job its hub may hold: recorded, then confirmed (or refused) by the hub. */
   requestCancel: { from: UNSTARTED },
+  /** Expiry of a job its hub may hold: recorded once, so that of several nodes sweeping exactly one asks the hub. */
+  requestExpiry: { from: UNSTARTED, when: 'no_cancel_requested' },
   /** The hub dropped the job before any byte of it reached the printer. */
   confirmCancel: { from: UNSTARTED, to: 'cancelled', when: 'cancel_requested' },
   /** No hub was ever offered the job: nothing can have printed it. */
@@ -53,12 +60,14 @@ export type JobLog = Pick<BaseLogger, 'info'>
 /** The line each event writes once it applied. */
 const LOG_MESSAGES: Record<JobEvent, string> = {
   offer: 'print job offered',
+  offerMissed: 'print job offered',
   reserve: 'print job reserved',
   start: 'print job printing',
   print: 'print job printed',
   fail: 'print job failed',
   wait: 'print job waiting',
   requestCancel: 'print job cancel requested',
+  requestExpiry: 'print job cancel requested',
   confirmCancel: 'print job cancelled',
   cancelUnoffered: 'print job cancelled',
   expireUnoffered: 'print job expired',
@@ -100,14 +109,25 @@ export class JobLifecycle {
         status: job?.status,
         ...(failureReason && { failure_reason: failureReason }),
         ...(event === 'wait' && { waiting_reason: change.waiting_reason }),
-        ...(event === 'requestCancel' && { cancel_reason: change.cancel_reason }),
+        ...((event === 'requestCancel' || event === 'requestExpiry') && {
+          cancel_reason: change.cancel_reason,
+        }),
       },
       failureReason === 'expired' ? 'print job expired' : LOG_MESSAGES[event],
     )
   }
 
-  offered(printJobId: string, at = new Date()): Promise<boolean> {
-    return this.apply(printJobId, 'offer', { offered_at: at.toISOString() })
+  /** Records that the job goes to its hub; `missed`: only if it was never offered (the sweep's claim). */
+  offered(printJobId: string, at = new Date(), missed = false): Promise<boolean> {
+    return this.apply(printJobId, missed ? 'offerMissed' : 'offer', { offered_at: at.toISOString() })
+  }
+
+  /** An expiry of a job its hub may hold, recorded once (the first node to record it asks the hub). */
+  requestExpiry(printJobId: string, at = new Date()): Promise<boolean> {
+    return this.apply(printJobId, 'requestExpiry', {
+      cancel_requested_at: at.toISOString(),
+      cancel_reason: 'expired',
+    })
   }
 
   requestCancel(

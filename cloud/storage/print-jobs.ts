@@ -35,7 +35,7 @@ export interface StatusChange {
 export interface JobRuleSpec {
   from: readonly PrintJobStatus[]
   to?: PrintJobStatus
-  when?: 'never_offered' | 'cancel_requested' | 'no_cancel_requested'
+  when?: 'never_offered' | 'cancel_requested' | 'no_cancel_requested' | 'unoffered'
 }
 
 /** An unfinished job and what its hub has been told: for the dispatcher and expiry. */
@@ -215,6 +215,8 @@ export function createPrintJobRepository(sql: Sql): PrintJobRepository {
       if (rule.when === 'never_offered') update = update.where('offered_at', 'is', null)
       if (rule.when === 'cancel_requested') update = update.where('cancel_requested_at', 'is not', null)
       if (rule.when === 'no_cancel_requested') update = update.where('cancel_requested_at', 'is', null)
+      if (rule.when === 'unoffered')
+        update = update.where('offered_at', 'is', null).where('cancel_requested_at', 'is', null)
       return affected(await update.executeTakeFirst()) === 1
     },
     async pendingSince(cutoff, limit) {

@@ -31,6 +31,13 @@ export interface Storage {
    * `tx.atomically` runs its work in the same transaction.
    */
   atomically<T>(work: (tx: Storage) => Promise<T>): Promise<T>
+  /**
+   * Runs `work` unless another node runs the same periodic `task` now, so that several nodes on one database
+   * take turns instead of racing (job expiry, re-offering, housekeeping); undefined when it was skipped. On
+   * PostgreSQL a session advisory lock named by the task, held on a connection of its own while `work` runs
+   * (a node that dies releases it with its connection); on SQLite it always runs: one cloud serves a DATA_DIR.
+   */
+  exclusively<T>(task: string, work: () => Promise<T>): Promise<T | undefined>
   close(): Promise<void>
 }
 
@@ -74,6 +81,7 @@ export function storageOn(database: OpenDatabase): Storage {
         return false
       }
     },
+    exclusively: (task, work) => exclusively(database, task, work),
     atomically: (work) =>
       database.db.transaction().execute((tx) => work(scoped({ db: tx, engine: database.engine }))),
     async close() {
@@ -98,12 +106,29 @@ function repositoriesOn(sql: Sql) {
   }
 }
 
+async function exclusively<T>(sql: Sql, task: string, work: () => Promise<T>): Promise<T | undefined> {
+  if (sql.engine === 'sqlite') return work()
+  return sql.db.connection().execute(async (connection) => {
+    const name = `print-hub:${task}`
+    const { rows } = await rawSql<{
+      locked: boolean
+    }>`SELECT pg_try_advisory_lock(hashtext(${name})) AS locked`.execute(connection)
+    if (!rows[0]?.locked) return undefined
+    try {
+      return await work()
+    } finally {
+      await rawSql`SELECT pg_advisory_unlock(hashtext(${name}))`.execute(connection)
+    }
+  })
+}
+
 /** The repositories inside one transaction (Storage.atomically). */
 function scoped(tx: Sql): Storage {
   const storage: Storage = {
     ...repositoriesOn(tx),
     ping: async () => true,
     atomically: (work) => work(storage),
+    exclusively: (_task, work) => work(),
     close: () => Promise.reject(new Error('a transaction is not closed; it ends with atomically')),
   }
   return storage

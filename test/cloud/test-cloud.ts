@@ -90,7 +90,7 @@ export async function startTestCloud(options: TestCloudOptions = {}): Promise<Te
     RATE_LIMIT_PER_ACCOUNT: '100000',
     ...options.env,
   })
-  const storage = await openStorage({ dataDir: config.dataDir })
+  const storage = await openStorage({ dataDir: config.dataDir, databaseUrl: config.databaseUrl })
   const app = await buildApp({
     config,
     storage,

@@ -104,7 +104,10 @@ export async function startCloudProcess(
     process: child,
     logs,
     cli(args) {
-      const result = runCli('cloud/cli.ts', args, { DATA_DIR: dir })
+      // The CLI reads the database the cloud uses: DATABASE_URL when it has one, else DATA_DIR's SQLite file.
+      const databaseUrl = options.env?.DATABASE_URL
+      const database: Record<string, string> = databaseUrl ? { DATABASE_URL: databaseUrl } : {}
+      const result = runCli('cloud/cli.ts', args, { DATA_DIR: dir, ...database })
       if (result.status !== 0) throw new Error(`cloud ${args.join(' ')} failed: ${result.stderr}`)
       return JSON.parse(result.stdout) as Record<string, string>
     },

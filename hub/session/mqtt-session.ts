@@ -190,7 +190,10 @@ export class MqttSession {
     if (reason === this.#lastUnreachable) return
     this.#lastUnreachable = reason
     if (reason === 'login refused') {
-      this.#o.logger.warn({ mqtt_url: this.#mqttUrl }, 'the MQTT broker refused the hub’s login; asking the cloud')
+      this.#o.logger.warn(
+        { mqtt_url: this.#mqttUrl },
+        'the MQTT broker refused the hub’s login; asking the cloud',
+      )
       return
     }
     this.#o.logger.warn(

@@ -57,6 +57,10 @@ export async function bundleHub(root: string, outDir: string, version: string): 
     banner: {
       js: "import { createRequire as __printHubRequire } from 'node:module'; const require = __printHubRequire(import.meta.url);",
     },
+    // Whitespace and syntax only (names stay readable in stack traces): the parsed source is held in memory,
+    // and this takes 3 to 4 MB off the packaged hub's idle RSS (test/bench/hub-package.ts).
+    minifyWhitespace: true,
+    minifySyntax: true,
     legalComments: 'linked',
     logLevel: 'silent',
     plugins: [releaseVersion(version)],

@@ -5,3 +5,4 @@ import { benchEndToEnd } from './e2e-latency.ts'
 await benchApiCreateJobs()
 await benchEndToEnd()
 await (await import('./pdf-render.ts')).benchPdfRender()
+await (await import('./hub-package.ts')).benchHubPackage()

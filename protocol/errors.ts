@@ -76,6 +76,11 @@ export const ERROR_CODES = {
     description: 'The token lacks a scope the endpoint requires; details.required_scopes names it.',
   },
   not_found: { status: 404, error: 'not_found', description: 'No such route.' },
+  installer_not_found: {
+    status: 404,
+    error: 'not_found',
+    description: 'No installer of that file name is in the current release catalog.',
+  },
   print_job_not_found: { status: 404, error: 'not_found', description: 'No such print job in this account.' },
   document_not_found: {
     status: 404,
@@ -183,6 +188,18 @@ export const ERROR_CODES = {
     status: 500,
     error: 'internal_error',
     description: 'Unexpected error; nothing internal is revealed.',
+  },
+  range_not_satisfiable: {
+    status: 416,
+    error: 'range_not_satisfiable',
+    description:
+      'The Range asked for lies beyond the installer; Content-Range gives its size (RFC 9110 §15.5.17).',
+  },
+  release_catalog_unavailable: {
+    status: 503,
+    error: 'service_unavailable',
+    description:
+      'No release is published, or the stored catalog or an installer fails its check; retry after Retry-After seconds.',
   },
   not_ready: {
     status: 503,

@@ -4,7 +4,7 @@ import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox'
 import type { FastifyPluginAsync, FastifyReply, FastifyRequest } from 'fastify'
 import { Type } from 'typebox'
 import { Catalog, INSTALLER_FILENAME } from '../../ota/catalog.ts'
-import type { ErrorBody } from '../../protocol/errors.ts'
+import { ApiError } from '../errors.ts'
 import { binaryResponse, jsonResponse } from '../openapi/responses.ts'
 import { parseRange } from '../releases/byte-range.ts'
 import { CatalogUnavailable, ReleaseCatalog, type ServedCatalog } from '../releases/release-catalog.ts'
@@ -38,26 +38,10 @@ const INSTALLER_HEADERS = {
   'X-Content-SHA256': header('SHA-256 of the whole installer, in hex, as the catalog lists it.'),
 }
 
-/**
- * The codes these routes answer with, in the spec's error body. They belong in protocol/errors.ts's
- * catalogue (asked on issue 11); until they are there, this file writes the body itself.
- */
-const DOWNLOAD_ERRORS = {
-  installer_not_found: { status: 404, error: 'not_found' },
-  range_not_satisfiable: { status: 416, error: 'range_not_satisfiable' },
-  release_catalog_unavailable: { status: 503, error: 'service_unavailable' },
-} as const
-
-function sendDownloadError(
-  reply: FastifyReply,
-  code: keyof typeof DOWNLOAD_ERRORS,
-  message: string,
-  headers: Record<string, string> = {},
-): FastifyReply {
-  const { status, error } = DOWNLOAD_ERRORS[code]
-  const body: ErrorBody = { error, error_code: code, message }
-  return reply.code(status).headers(headers).type('application/json; charset=utf-8').send(body)
-}
+const catalogUnavailable = () =>
+  new ApiError('release_catalog_unavailable', 'The release catalog is unavailable.', undefined, {
+    'retry-after': RETRY_CATALOG_SECONDS,
+  })
 
 /** RFC 9110 §13.1.2: whether If-None-Match names this entity tag (weak comparison) or is `*`. */
 function noneMatch(request: FastifyRequest, etag: string): boolean {
@@ -74,17 +58,14 @@ export const agentDownloadRoutes: FastifyPluginAsync<{ releasesDir: string }> = 
   const api = app.withTypeProvider<TypeBoxTypeProvider>()
   const releases = new ReleaseCatalog(options.releasesDir)
 
-  /** The verified catalog, or undefined once a 503 is sent. */
-  const catalogFor = async (request: FastifyRequest, reply: FastifyReply) => {
+  /** The verified catalog; a 503 when there is none. */
+  const catalogFor = async (request: FastifyRequest) => {
     try {
       return await releases.current()
     } catch (error) {
       if (!(error instanceof CatalogUnavailable)) throw error
       request.log.error({ reason: error.message }, 'release catalog unavailable')
-      sendDownloadError(reply, 'release_catalog_unavailable', 'The release catalog is unavailable.', {
-        'retry-after': RETRY_CATALOG_SECONDS,
-      })
-      return undefined
+      throw catalogUnavailable()
     }
   }
 
@@ -104,8 +85,7 @@ export const agentDownloadRoutes: FastifyPluginAsync<{ releasesDir: string }> = 
       },
     },
     async (request, reply) => {
-      const served = await catalogFor(request, reply)
-      if (!served) return reply
+      const served = await catalogFor(request)
       return sendCatalog(request, reply, served)
     },
   )
@@ -136,23 +116,18 @@ export const agentDownloadRoutes: FastifyPluginAsync<{ releasesDir: string }> = 
       },
     },
     async (request, reply) => {
-      const served = await catalogFor(request, reply)
-      if (!served) return reply
+      const served = await catalogFor(request)
       const { filename } = request.params
       const entry = INSTALLER_FILENAME.test(filename) ? served.installers.get(filename) : undefined
       const notFound = () =>
-        sendDownloadError(
-          reply,
-          'installer_not_found',
-          'No installer of that name is in the release catalog.',
-        )
-      if (!entry) return notFound()
+        new ApiError('installer_not_found', 'No installer of that name is in the release catalog.')
+      if (!entry) throw notFound()
       let handle: FileHandle
       try {
         handle = await open(entry.file, 'r')
       } catch (error) {
         request.log.error({ err: error, filename }, 'installer listed in the catalog but not readable')
-        return notFound()
+        throw notFound()
       }
       return sendInstaller(request, reply, entry, handle)
     },
@@ -185,9 +160,7 @@ async function sendInstaller(
         { filename: installer.filename, size, catalog_size: installer.size_bytes },
         'installer on disk differs from the catalog',
       )
-      return sendDownloadError(reply, 'release_catalog_unavailable', 'The release catalog is unavailable.', {
-        'retry-after': RETRY_CATALOG_SECONDS,
-      })
+      throw catalogUnavailable()
     }
     const etag = `"${installer.sha256}"`
     reply
@@ -201,7 +174,7 @@ async function sendInstaller(
     const ifRange = request.headers['if-range']
     const range = ifRange === undefined || ifRange === etag ? parseRange(request.headers.range, size) : null
     if (range === 'unsatisfiable') {
-      return sendDownloadError(reply, 'range_not_satisfiable', `The installer has ${size} bytes.`, {
+      throw new ApiError('range_not_satisfiable', `The installer has ${size} bytes.`, undefined, {
         'content-range': `bytes */${size}`,
       })
     }

@@ -7,6 +7,7 @@ import { promisify } from 'node:util'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import type { Catalog } from '../../ota/catalog.ts'
 import { ROOT, runCli } from '../helpers/cli.ts'
+import { type FakeInstaller, writeFakeBuild } from '../helpers/fake-release.ts'
 import { tempDir } from '../helpers/temp-dir.ts'
 import { listen } from './api/api-helpers.ts'
 import { startTestCloud, type TestCloud } from './test-cloud.ts'
@@ -27,35 +28,10 @@ let cloud: TestCloud
 let base: string
 const files = new Map<string, Buffer>()
 
-/** A build directory as `ota build` writes it, with one installer per (filename, size). */
-function fakeBuild(version: string, installers: { arch: 'amd64' | 'arm64'; size: number }[]): string {
+/** A build directory with one .deb and one tarball per architecture (test/helpers/fake-release.ts). */
+function fakeBuild(version: string, installers: FakeInstaller[]): string {
   const dir = path.join(work.path, `build-${version}-${installers.map((i) => i.arch).join('-')}`)
-  mkdirSync(dir, { recursive: true })
-  const entries = installers.flatMap(({ arch, size }) =>
-    (['deb', 'tar.gz'] as const).map((format) => {
-      const filename =
-        format === 'deb' ? `print-hub_${version}_${arch}.deb` : `print-hub_${version}_linux-${arch}.tar.gz`
-      const bytes = files.get(filename) ?? randomBytes(size)
-      files.set(filename, bytes)
-      writeFileSync(path.join(dir, filename), bytes)
-      return {
-        filename,
-        platform: 'linux',
-        architecture: arch,
-        format,
-        size_bytes: bytes.length,
-        sha256: createHash('sha256').update(bytes).digest('hex'),
-      }
-    }),
-  )
-  const manifest = {
-    version,
-    built_at: new Date().toISOString(),
-    node_version: '20.0.0',
-    installers: entries,
-  }
-  writeFileSync(path.join(dir, 'release.json'), JSON.stringify(manifest))
-  return dir
+  return writeFakeBuild(dir, version, installers, files)
 }
 
 function ota(args: string[], env: Record<string, string> = {}) {

@@ -1,9 +1,12 @@
-import { randomBytes } from 'node:crypto'
+import { generateKeyPairSync, randomBytes } from 'node:crypto'
+import path from 'node:path'
 import fc from 'fast-check'
 import type { LightMyRequestResponse } from 'fastify'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { generateSecret, hashSecret } from '../../../cloud/auth/secrets.ts'
+import { publishRelease } from '../../../ota/publish.ts'
 import { ERROR_CODES, type ErrorCode } from '../../../protocol/errors.ts'
+import { writeFakeBuild } from '../../helpers/fake-release.ts'
 import { bearer, createReceiptJob } from '../api/api-helpers.ts'
 import { startTestCloud, type TestAccount, type TestCloud } from '../test-cloud.ts'
 import {
@@ -125,6 +128,13 @@ describe('no input produces a 5xx, at any endpoint', () => {
         },
       },
     })
+    // A published release, so that the download routes answer from a catalog (a missing one is a 503).
+    const { privateKey } = generateKeyPairSync('ed25519')
+    const release = await publishRelease({
+      fromDir: writeFakeBuild(path.join(cloud.dataDir, 'build'), '1.0.0', [{ arch: 'amd64', size: 2000 }]),
+      dataDir: cloud.dataDir,
+      privateKeyPem: privateKey.export({ type: 'pkcs8', format: 'pem' }).toString(),
+    })
     account = await cloud.createAccount('Property shop')
     const other = await cloud.createAccount('Other shop')
     const token = await account.token()
@@ -137,6 +147,7 @@ describe('no input produces a 5xx, at any endpoint', () => {
       documents: [ownJob.document_id],
       jobs: [ownJob.print_job_id],
       agents: [account.agentId],
+      installers: release.releases.flatMap((r) => r.installers.map((i) => i.filename)),
       foreign: [other.receiptPrinterId, foreignJob.print_job_id, foreignJob.document_id],
     }
     hubCredential = generateSecret('hub')

@@ -27,6 +27,8 @@ export interface IdPool {
   documents: string[]
   jobs: string[]
   agents: string[]
+  /** File names of the published release's installers. */
+  installers: string[]
   /** Another account's ids (never disclosed). */
   foreign: string[]
 }
@@ -95,13 +97,15 @@ const uuidString = fc.uuid().map((u) => u.toString())
 
 /** An id for a field or parameter: usually of the kind its name says, sometimes another one or none. */
 function pooledId(pool: IdPool, name: string): fc.Arbitrary<string> {
-  const kind = /printer/i.test(name)
-    ? pool.printers
-    : /document/i.test(name)
-      ? pool.documents
-      : /job/i.test(name)
-        ? pool.jobs
-        : [...pool.printers, ...pool.documents, ...pool.jobs, ...pool.agents]
+  const kind = /filename/i.test(name)
+    ? pool.installers
+    : /printer/i.test(name)
+      ? pool.printers
+      : /document/i.test(name)
+        ? pool.documents
+        : /job/i.test(name)
+          ? pool.jobs
+          : [...pool.printers, ...pool.documents, ...pool.jobs, ...pool.agents]
   return fc.oneof(
     { weight: 8, arbitrary: fc.constantFrom(...kind) },
     { weight: 1, arbitrary: fc.constantFrom(...pool.agents, ...pool.jobs, ...pool.printers) },

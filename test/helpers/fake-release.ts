@@ -1,0 +1,48 @@
+import { createHash, randomBytes } from 'node:crypto'
+import { mkdirSync, writeFileSync } from 'node:fs'
+import path from 'node:path'
+
+export interface FakeInstaller {
+  arch: 'amd64' | 'arm64'
+  size: number
+}
+
+/**
+ * A build directory as `ota build` writes it (release.json and its installers), with one .deb and one tarball
+ * per architecture holding random bytes: the catalog and the download routes do not care what an installer
+ * holds (test/ota/package.test.ts publishes real ones). `files` supplies the bytes of a file name seen before
+ * and records the bytes written.
+ */
+export function writeFakeBuild(
+  dir: string,
+  version: string,
+  installers: FakeInstaller[],
+  files: Map<string, Buffer> = new Map(),
+): string {
+  mkdirSync(dir, { recursive: true })
+  const entries = installers.flatMap(({ arch, size }) =>
+    (['deb', 'tar.gz'] as const).map((format) => {
+      const filename =
+        format === 'deb' ? `print-hub_${version}_${arch}.deb` : `print-hub_${version}_linux-${arch}.tar.gz`
+      const bytes = files.get(filename) ?? randomBytes(size)
+      files.set(filename, bytes)
+      writeFileSync(path.join(dir, filename), bytes)
+      return {
+        filename,
+        platform: 'linux',
+        architecture: arch,
+        format,
+        size_bytes: bytes.length,
+        sha256: createHash('sha256').update(bytes).digest('hex'),
+      }
+    }),
+  )
+  const manifest = {
+    version,
+    built_at: new Date().toISOString(),
+    node_version: '20.0.0',
+    installers: entries,
+  }
+  writeFileSync(path.join(dir, 'release.json'), JSON.stringify(manifest))
+  return dir
+}

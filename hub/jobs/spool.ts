@@ -2,6 +2,7 @@ import Database from 'better-sqlite3'
 import type { FailureReason, HubPayload, JobOffer } from '../../protocol/hub-messages.ts'
 import { PROTOCOL_VERSION } from '../../protocol/hub-messages.ts'
 import type { WaitingReason } from '../../protocol/print-job.ts'
+import { migrateSpool, SPOOL_MIGRATIONS, type SpoolMigration, type SpoolVersion } from './spool-migrations.ts'
 
 /**
  * The hub's spool (DESIGN: never lose, never double): every job offer and every message for the cloud is in
@@ -28,29 +29,6 @@ export interface OutboxMessage<T extends OutboxTopic = OutboxTopic> {
   payload: HubPayload<T>
 }
 
-const SCHEMA = `
-  CREATE TABLE IF NOT EXISTS jobs (
-    print_job_id TEXT PRIMARY KEY,
-    printer_key TEXT NOT NULL,
-    offer TEXT NOT NULL,
-    state TEXT NOT NULL,
-    created_at TEXT NOT NULL,
-    updated_at TEXT NOT NULL,
-    failure_reason TEXT
-  );
-  CREATE INDEX IF NOT EXISTS jobs_queued ON jobs(printer_key, state, created_at);
-  CREATE TABLE IF NOT EXISTS dropped (
-    print_job_id TEXT PRIMARY KEY,
-    reason TEXT NOT NULL,
-    at TEXT NOT NULL
-  );
-  CREATE TABLE IF NOT EXISTS outbox (
-    seq INTEGER PRIMARY KEY AUTOINCREMENT,
-    topic TEXT NOT NULL,
-    payload TEXT NOT NULL
-  );
-`
-
 interface JobRow {
   print_job_id: string
   printer_key: string
@@ -74,13 +52,16 @@ const toJob = (row: JobRow): SpooledJob => ({
 export class Spool {
   readonly #db: Database.Database
   readonly #s
+  /** The schema version found and reached when the spool was opened (spool-migrations.ts). */
+  readonly version: SpoolVersion
 
-  constructor(file: string) {
+  /** `migrations`: the list to apply (tests pass another release's list); this release's by default. */
+  constructor(file: string, migrations: readonly SpoolMigration[] = SPOOL_MIGRATIONS) {
     this.#db = new Database(file)
     this.#db.pragma('journal_mode = WAL')
     // FULL: a state change acknowledged to the cloud survives a power cut of the Pi.
     this.#db.pragma('synchronous = FULL')
-    this.#db.exec(SCHEMA)
+    this.version = migrateSpool(this.#db, migrations)
     const db = this.#db
     this.#s = {
       find: db.prepare<[string], JobRow>('SELECT * FROM jobs WHERE print_job_id = ?'),

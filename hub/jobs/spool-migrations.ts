@@ -1,0 +1,80 @@
+import type Database from 'better-sqlite3'
+
+/**
+ * Versioned migrations of the hub's spool (docs/hub-updates.md: the spool across releases). The version is
+ * SQLite's `PRAGMA user_version`; opening a spool applies every later migration in order, in one
+ * transaction, so a release that changes the spool upgrades it in place.
+ *
+ * Every migration is additive, because a hub rolls back to the previous release without undoing anything: new
+ * tables, new indexes, new columns that are NULL or have a DEFAULT. Never drop, rename or give another
+ * meaning to a table or column, and never require a value an older release would not write. Then an older
+ * release opening a newer spool (after a rollback) works as it always did: it leaves the version alone,
+ * ignores what it does not know, and its inserts still satisfy the newer schema.
+ */
+export interface SpoolMigration {
+  version: number
+  name: string
+  sql: string
+}
+
+export const SPOOL_MIGRATIONS: readonly SpoolMigration[] = [
+  {
+    version: 1,
+    name: 'jobs, drop requests and the outbox',
+    // IF NOT EXISTS: spools written before migrations existed (user_version 0) already hold these tables.
+    sql: `
+      CREATE TABLE IF NOT EXISTS jobs (
+        print_job_id TEXT PRIMARY KEY,
+        printer_key TEXT NOT NULL,
+        offer TEXT NOT NULL,
+        state TEXT NOT NULL,
+        created_at TEXT NOT NULL,
+        updated_at TEXT NOT NULL,
+        failure_reason TEXT
+      );
+      CREATE INDEX IF NOT EXISTS jobs_queued ON jobs(printer_key, state, created_at);
+      CREATE TABLE IF NOT EXISTS dropped (
+        print_job_id TEXT PRIMARY KEY,
+        reason TEXT NOT NULL,
+        at TEXT NOT NULL
+      );
+      CREATE TABLE IF NOT EXISTS outbox (
+        seq INTEGER PRIMARY KEY AUTOINCREMENT,
+        topic TEXT NOT NULL,
+        payload TEXT NOT NULL
+      );
+    `,
+  },
+]
+
+/** What opening the spool did: the version found, the version now, and whether a newer release wrote it. */
+export interface SpoolVersion {
+  found: number
+  now: number
+  /** The spool was migrated by a newer release than this one (this hub was rolled back). */
+  newer: boolean
+}
+
+/**
+ * Brings the spool to the newest migration this release knows. A spool already past it is left as it is
+ * (see above for why that is safe). Runs under BEGIN IMMEDIATE: one writer at a time.
+ */
+export function migrateSpool(
+  db: Database.Database,
+  migrations: readonly SpoolMigration[] = SPOOL_MIGRATIONS,
+): SpoolVersion {
+  return db
+    .transaction((): SpoolVersion => {
+      const found = db.pragma('user_version', { simple: true }) as number
+      const latest = migrations.at(-1)?.version ?? 0
+      if (found >= latest) return { found, now: found, newer: found > latest }
+      for (const migration of migrations) {
+        if (migration.version <= found) continue
+        db.exec(migration.sql)
+        // PRAGMA takes no bound parameters; the version is a number from the list above.
+        db.pragma(`user_version = ${Math.trunc(migration.version)}`)
+      }
+      return { found, now: latest, newer: false }
+    })
+    .immediate()
+}

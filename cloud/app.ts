@@ -146,6 +146,7 @@ export async function buildApp(deps: AppDependencies): Promise<FastifyInstance> 
   await app.register(agentDownloadRoutes, { releasesDir: `${config.dataDir}/releases` })
   await app.register(healthRoutes, {
     checks: { database: () => storage.ping(), ...(deps.brokerReady && { broker: deps.brokerReady }) },
+    ...(quotaStore && { degraded: { redis: () => quotaStore.reachable() } }),
   })
   await app.register(oauthTokenRoutes, { storage, accessTokenTtlSeconds: config.accessTokenTtlSeconds })
   await app.register(resourceListRoutes, { storage })

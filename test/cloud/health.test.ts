@@ -2,6 +2,7 @@ import Fastify from 'fastify'
 import { pino } from 'pino'
 import { afterEach, describe, expect, it } from 'vitest'
 import { healthRoutes } from '../../cloud/routes/health.ts'
+import { startRedisServer } from '../helpers/redis-server.ts'
 import { startFullCloud } from './hub-link.ts'
 
 type FullCloud = Awaited<ReturnType<typeof startFullCloud>>
@@ -76,6 +77,36 @@ describe('health endpoints', () => {
     expect(lines.filter((line) => line.msg === 'not ready')).toEqual([
       expect.objectContaining({ level: 40, not_ready: ['broker'] }),
     ])
+  })
+
+  it('readyz answers 200 listing degraded: ["redis"] while the quota store is stopped, ok again once back', async () => {
+    const redis = await startRedisServer()
+    try {
+      ;({ full } = await cloudWithLog({ REDIS_URL: redis.url }))
+      expect(await get(full, '/readyz')).toMatchObject({ status: 200, body: { status: 'ok' } })
+      await redis.stop()
+      await expect
+        .poll(async () => {
+          const { status, body } = await get(full!, '/readyz')
+          return { status, body }
+        })
+        .toEqual({ status: 200, body: { status: 'degraded', degraded: ['redis'] } })
+      const again = await startRedisServer({ port: redis.port })
+      try {
+        // A request lets the quota store try Redis again (plugins/rate-limit.ts).
+        await expect
+          .poll(async () => {
+            await (await fetch(`${full!.url}/openapi.json`)).arrayBuffer()
+            const { status, body } = await get(full!, '/readyz')
+            return { status, body }
+          })
+          .toEqual({ status: 200, body: { status: 'ok' } })
+      } finally {
+        await again.stop()
+      }
+    } finally {
+      await redis.stop()
+    }
   })
 
   it('readyz answers 503 not_ready naming the database once it is closed', async () => {

@@ -5,7 +5,7 @@ import type { Logger } from 'pino'
 import { buildApp } from './app.ts'
 import { type EmbeddedBroker, startBroker } from './broker/broker.ts'
 import { externalBrokerSettings } from './broker/external-broker.ts'
-import { watchRevokedHubs } from './broker/revoked-hubs.ts'
+import { takeRevokedHubOffline, watchRevokedHubs } from './broker/revoked-hubs.ts'
 import { refuseBusyPorts } from './busy-ports.ts'
 import type { CloudConfig } from './config.ts'
 import { Dispatcher } from './dispatch/dispatcher.ts'
@@ -81,7 +81,10 @@ export async function startCloud(
       logger: logger.child({ name: 'mqtt' }),
       findAgentByCredential: (hash) => hubLookups?.findAgentByCredential(hash),
       ...(tls && { tls }),
-      ...externalBrokerSettings(config, async (since) => storage.agents.revokedSince(since)),
+      ...externalBrokerSettings(config, {
+        revokedSince: (since) => storage.agents.revokedSince(since),
+        hubRevoked: (agentId) => takeRevokedHubOffline(storage, agentId),
+      }),
       limits: {
         connectTimeoutMs: config.mqttConnectTimeoutMs,
         maxPacketBytes: config.mqttMaxPacketBytes,
@@ -89,13 +92,16 @@ export async function startCloud(
       },
     })
     cleanups.push(() => broker.close())
-    const revokedHubs = watchRevokedHubs({
-      revokedSince: (since) => hubLookups?.revokedSince(since) ?? [],
-      disconnect: (agentId) => broker.disconnect(agentId),
-      logger: logger.child({ name: 'mqtt' }),
-      intervalMs: REVOCATION_CHECK_MS,
-    })
-    cleanups.push(() => revokedHubs.stop())
+    // An external broker cuts revoked hubs off itself (external-broker.ts).
+    if (hubLookups) {
+      const revokedHubs = watchRevokedHubs({
+        revokedSince: (since) => hubLookups.revokedSince(since),
+        disconnect: (agentId) => broker.disconnect(agentId),
+        logger: logger.child({ name: 'mqtt' }),
+        intervalMs: REVOCATION_CHECK_MS,
+      })
+      cleanups.push(() => revokedHubs.stop())
+    }
     // An ephemeral broker port (tests): hubs are told the port actually bound.
     config = { ...config, mqttPort: broker.port }
     const dispatcher = new Dispatcher({

@@ -38,6 +38,11 @@ export interface ExternalBrokerOptions {
   revokedSince(since: string): Promise<{ agent_id: string; revoked_at: string }[]>
   /** How often to look for revoked hubs (the CLI that revokes one has only the database). */
   revocationCheckMs: number
+  /**
+   * A revoked hub's broker client is gone (deleted here or by another node): its presence ends here, since
+   * Mosquitto publishes no last will for a client the plugin kicks. Called again for a hub after a failure.
+   */
+  hubRevoked?(agentId: string): Promise<void>
   /** How long the broker keeps this node's session and its queued messages while the node is away (s). */
   sessionExpirySeconds?: number
 }
@@ -71,7 +76,7 @@ const REVOCATION_CHECK_MS = 1000
  */
 export function externalBrokerSettings(
   config: CloudConfig,
-  revokedSince: ExternalBrokerOptions['revokedSince'],
+  revocations: Pick<ExternalBrokerOptions, 'revokedSince' | 'hubRevoked'>,
 ): { external?: Omit<ExternalBrokerOptions, 'logger'> } {
   if (!config.mqttUrl) return {}
   if (!config.mqttAdminPasswordFile)
@@ -87,7 +92,7 @@ export function externalBrokerSettings(
       username: config.mqttAdminUsername,
       password,
       clientId: config.mqttClientId || defaultClientId(config.port),
-      revokedSince,
+      ...revocations,
       revocationCheckMs: REVOCATION_CHECK_MS,
     },
   }
@@ -195,6 +200,7 @@ export async function connectExternalBroker(options: ExternalBrokerOptions): Pro
       if (hubs.length === 0) return
       const gone = new Set(await dynsec.removeHubs(hubs.map((hub) => hub.agent_id)))
       for (const hub of hubs) {
+        await options.hubRevoked?.(hub.agent_id)
         removed.set(hub.agent_id, now)
         if (gone.has(hub.agent_id))
           logger.warn(

@@ -16,6 +16,7 @@ import {
   printerShow,
 } from './cli/inspect-commands.ts'
 import { mosquittoConfig } from './cli/mosquitto-config.ts'
+import { releasePin, releaseStatus, releaseUnpin } from './cli/release-commands.ts'
 import { COMMANDS, commandHelp, generalHelp, USAGE } from './cli/usage.ts'
 import { ConfigError, loadConfig } from './config.ts'
 import { createLogger } from './logging.ts'
@@ -168,6 +169,9 @@ async function main(argv: string[]): Promise<void> {
     'hub list': hubList,
     'hub show': hubShow,
     'hub revoke': hubRevoke,
+    'release pin': releasePin,
+    'release unpin': releaseUnpin,
+    'release status': releaseStatus,
     'printer list': printerList,
     'printer show': printerShow,
     'printer remove': printerRemove,

@@ -12,6 +12,8 @@ import { Dispatcher } from './dispatch/dispatcher.ts'
 import { Housekeeping } from './housekeeping/housekeeping.ts'
 import { createLogger } from './logging.ts'
 import { reachableAddresses } from './reachable-addresses.ts'
+import { ReleaseCatalog } from './releases/release-catalog.ts'
+import { ReleaseRollout } from './releases/release-rollout.ts'
 import { createBlobStore } from './storage/blob-store.ts'
 import { openBrokerLookups } from './storage/broker-lookups.ts'
 import { lockDataDir } from './storage/data-dir-lock.ts'
@@ -104,6 +106,12 @@ export async function startCloud(
     }
     // An ephemeral broker port (tests): hubs are told the port actually bound.
     config = { ...config, mqttPort: broker.port }
+    const rollout = new ReleaseRollout({
+      storage,
+      bus: broker.bus,
+      catalog: new ReleaseCatalog(path.join(config.dataDir, 'releases')),
+      logger: logger.child({ name: 'releases' }),
+    })
     const dispatcher = new Dispatcher({
       storage,
       bus: broker.bus,
@@ -111,6 +119,7 @@ export async function startCloud(
       publicUrl: config.publicUrl,
       pendingExpirySeconds: config.pendingJobExpirySeconds,
       cancelConfirmTimeoutMs: config.cancelConfirmTimeoutMs,
+      onState: (agentId, state) => rollout.stateReported(agentId, state),
     })
     await dispatcher.start()
     cleanups.push(() => dispatcher.stop())

@@ -1,6 +1,7 @@
 import { createHash, createPrivateKey, createPublicKey, type KeyObject, sign, verify } from 'node:crypto'
 import { type Static, Type } from 'typebox'
 import { Value } from 'typebox/value'
+import { RELEASE_VERSION_PATTERN } from '../protocol/hub-messages.ts'
 
 /**
  * The release catalog: which hub release is current and the installers of every published release, signed
@@ -14,7 +15,7 @@ import { Value } from 'typebox/value'
 
 /** A file name the catalog may name: no path, no dot segment, nothing a shell or a URL would mangle. */
 export const INSTALLER_FILENAME = /^[A-Za-z0-9][A-Za-z0-9._+-]{0,127}$/
-export const RELEASE_VERSION = /^(0|[1-9]\d{0,5})\.(0|[1-9]\d{0,5})\.(0|[1-9]\d{0,5})$/
+export const RELEASE_VERSION = new RegExp(RELEASE_VERSION_PATTERN)
 
 export const Installer = Type.Object(
   {

@@ -12,6 +12,9 @@ export const PROTOCOL_VERSION = 1
 const V = Type.Literal(PROTOCOL_VERSION)
 const Uuid = Type.String({ format: 'uuid', maxLength: 36 })
 const DateTime = Type.String({ format: 'date-time', maxLength: 64 })
+/** A hub release's version, X.Y.Z (ota/catalog.ts). */
+export const RELEASE_VERSION_PATTERN = '^(0|[1-9]\\d{0,5})\\.(0|[1-9]\\d{0,5})\\.(0|[1-9]\\d{0,5})$'
+const ReleaseVersion = Type.String({ pattern: RELEASE_VERSION_PATTERN, maxLength: 20 })
 
 /** A printer as the hub sees it. The cloud derives the stable `printer_id` from the agent id and `key`. */
 export const HubPrinter = Type.Object({
@@ -24,6 +27,36 @@ export const HubPrinter = Type.Object({
 })
 export type HubPrinter = Static<typeof HubPrinter>
 
+export const UPDATE_FAILURES = [
+  /** The catalog's signature does not verify with the release key in the hub's package, or it is malformed. */
+  'catalog_rejected',
+  /** The installer's size or SHA-256 differs from the catalog's. */
+  'installer_rejected',
+  /** The catalog has no such release, or no installer of it for this hub's architecture. */
+  'not_in_catalog',
+  'download_failed',
+  /** Unpacking or checking the release on the hub failed (disk full, a broken archive). */
+  'install_failed',
+  /** The release did not connect to the cloud within the trial time, or stopped first: the hub went back. */
+  'rolled_back',
+  /** The hub does not run from an installed release (a development checkout): it cannot update itself. */
+  'not_updatable',
+] as const
+
+/**
+ * The hub's latest self-update (docs/hub-updates.md): to which version, and how it went. `in_progress` while
+ * it downloads, unpacks and waits for the printers; `succeeded` once the new release connected; `failed`
+ * with the reason otherwise.
+ */
+export const HubUpdate = Type.Object({
+  version: ReleaseVersion,
+  status: Type.Enum(['in_progress', 'succeeded', 'failed']),
+  failure: Type.Optional(Type.Enum(UPDATE_FAILURES)),
+  detail: Type.Optional(Type.String({ maxLength: 500 })),
+  at: DateTime,
+})
+export type HubUpdate = Static<typeof HubUpdate>
+
 /** hub → cloud, on connect and whenever something changes: what runs where, and every printer's health. */
 export const HubState = Type.Object({
   v: V,
@@ -34,6 +67,8 @@ export const HubState = Type.Object({
     arch: Type.String({ maxLength: 64 }),
   }),
   printers: Type.Array(HubPrinter, { maxItems: 256 }),
+  /** Absent when the hub has not updated itself since it was installed. */
+  update: Type.Optional(HubUpdate),
 })
 export type HubState = Static<typeof HubState>
 
@@ -129,6 +164,11 @@ export const HubCommand = Type.Union([
     reason: Type.Optional(Type.Enum(['cancelled', 'expired'])),
   }),
   Type.Object({ v: V, command: Type.Literal('refresh_state') }),
+  /**
+   * The release the hub should run (the catalog's current one, or a pinned one). A hub running another
+   * version updates itself to it (docs/hub-updates.md) and reports how it went in its state's `update`.
+   */
+  Type.Object({ v: V, command: Type.Literal('run_release'), version: ReleaseVersion }),
 ])
 export type HubCommand = Static<typeof HubCommand>
 

@@ -75,6 +75,26 @@ export const COMMANDS: Record<string, CommandHelp> = {
     options: [['--id AGENT_ID', 'the hub']],
     env: DATA,
   },
+  'release pin': {
+    usage: 'cloud release pin --account ACCOUNT_ID|--hub AGENT_ID --version X.Y.Z',
+    summary:
+      'hold an account’s hubs, or one hub (first), at a release of the catalog (docs/hub-updates.md) → {account_id|agent_id, release_pin}',
+    options: [ACCOUNT, ['--hub AGENT_ID', 'one hub'], ['--version X.Y.Z', 'a release the catalog lists']],
+    env: DATA,
+  },
+  'release unpin': {
+    usage: 'cloud release unpin --account ACCOUNT_ID|--hub AGENT_ID',
+    summary: 'follow the catalog’s current release again → {account_id|agent_id, release_pin: null}',
+    options: [ACCOUNT, ['--hub AGENT_ID', 'one hub']],
+    env: DATA,
+  },
+  'release status': {
+    usage: 'cloud release status --hub AGENT_ID',
+    summary:
+      'the release a hub runs, the one it is to run and why, and its latest self-update → {version, release, release_source, account_pin, hub_pin, update}',
+    options: [['--hub AGENT_ID', 'the hub']],
+    env: DATA,
+  },
   'mosquitto-config': {
     usage: 'cloud mosquitto-config --dir DIR [--plugin PATH]',
     summary:

@@ -23,6 +23,8 @@ export interface DispatcherOptions {
   cancelConfirmTimeoutMs: number
   /** First delay before a failed hub message is handled again (doubling up to a minute); tests shorten it. */
   retryBaseMs?: number
+  /** Told of each hub state report after it is applied (cloud/releases/release-rollout.ts). */
+  onState?(agentId: string, state: HubPayload<'state'>): Promise<void>
 }
 
 const EXPIRY_BATCH = 500
@@ -258,6 +260,7 @@ export class Dispatcher {
     const at = new Date().toISOString()
     await storage.agents.setReportedVersion(agentId, state.agent_version, at)
     await storage.printers.syncFromHub(agent.account_id, agentId, state.printers, at, agent.online)
+    await this.#o.onState?.(agentId, state)
   }
 
   async #ack(agentId: string, ack: HubPayload<'job-ack'>): Promise<void> {

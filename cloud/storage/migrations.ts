@@ -259,4 +259,14 @@ export const MIGRATIONS: readonly Migration[] = [
     // Housekeeping took the queue in SQLite's rowid order; queued_at (then sha256) is an order both engines have.
     sql: () => 'CREATE INDEX blob_deletions_by_queue ON blob_deletions(queued_at, sha256);',
   },
+  {
+    version: 12,
+    name: 'release pins and hubs’ update reports',
+    // docs/hub-updates.md: a version pinned per account or per hub, and the hub's latest update (JSON of HubUpdate).
+    sql: () => `
+      ALTER TABLE accounts ADD COLUMN release_pin TEXT;
+      ALTER TABLE agents ADD COLUMN release_pin TEXT;
+      ALTER TABLE agents ADD COLUMN update_report TEXT;
+    `,
+  },
 ]

@@ -23,6 +23,8 @@ export interface AccountsTable {
   account_id: string
   name: string
   created_at: string
+  /** The hub release this account's hubs run instead of the catalog's current one (docs/hub-updates.md). */
+  release_pin: string | null
 }
 
 export interface ApiClientsTable {
@@ -57,6 +59,10 @@ export interface AgentsTable {
   hostname: string | null
   session_id: string | null
   revoked_at: string | null
+  /** The hub release this hub runs, before its account's pin and the catalog's current one. */
+  release_pin: string | null
+  /** JSON of the hub's latest HubUpdate, as it reported it; null when it reported none. */
+  update_report: string | null
 }
 
 export interface PrintersTable {

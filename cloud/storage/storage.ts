@@ -10,6 +10,7 @@ import { createEnrollmentRepository, type EnrollmentRepository } from './enrollm
 import { createIdempotencyRepository, type IdempotencyRepository } from './idempotency.ts'
 import { createPrintJobRepository, type PrintJobRepository } from './print-jobs.ts'
 import { createPrinterRepository, type PrinterRepository } from './printers.ts'
+import { createReleasePinRepository, type ReleasePinRepository } from './release-pins.ts'
 
 /** Every repository the cloud uses. The rest of the cloud sees only these interfaces, never SQL. */
 export interface Storage {
@@ -22,6 +23,7 @@ export interface Storage {
   enrollments: EnrollmentRepository
   printJobs: PrintJobRepository
   idempotency: IdempotencyRepository
+  releasePins: ReleasePinRepository
   /** Whether the database answers a query now (readiness probe); false once closed or failing. */
   ping(): Promise<boolean>
   /**
@@ -103,6 +105,7 @@ function repositoriesOn(sql: Sql) {
     enrollments: createEnrollmentRepository(sql),
     printJobs: createPrintJobRepository(sql),
     idempotency: createIdempotencyRepository(sql),
+    releasePins: createReleasePinRepository(sql),
   }
 }
 

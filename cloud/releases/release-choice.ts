@@ -1,0 +1,37 @@
+import type { HubUpdate } from '../../protocol/hub-messages.ts'
+
+/**
+ * Which release a hub should run, and whether to tell it (docs/hub-updates.md). A version pinned for the hub
+ * comes first, then one pinned for its account, then the catalog's current release: pins hold hubs back (or
+ * move a few ahead) during a staged roll-out.
+ */
+export interface ReleaseChoice {
+  version: string
+  source: 'hub_pin' | 'account_pin' | 'catalog'
+}
+
+export function chooseRelease(
+  pins: { hub_pin: string | null; account_pin: string | null },
+  catalogCurrent: string,
+): ReleaseChoice {
+  if (pins.hub_pin !== null) return { version: pins.hub_pin, source: 'hub_pin' }
+  if (pins.account_pin !== null) return { version: pins.account_pin, source: 'account_pin' }
+  return { version: catalogCurrent, source: 'catalog' }
+}
+
+/**
+ * Whether the hub is to be told to run `choice`: not when it runs it already, when the catalog does not
+ * list it (the hub could not download it), while its update to it is under way, or when its update to it
+ * failed (a version that failed on a hub is not offered to that hub again: publish a fixed version, or pin
+ * another one).
+ */
+export function shouldTell(
+  choice: ReleaseChoice,
+  hub: { running: string; update: HubUpdate | null },
+  catalogVersions: ReadonlySet<string>,
+): boolean {
+  if (hub.running === choice.version) return false
+  if (!catalogVersions.has(choice.version)) return false
+  if (hub.update?.version === choice.version && hub.update.status !== 'succeeded') return false
+  return true
+}

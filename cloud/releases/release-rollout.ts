@@ -1,0 +1,63 @@
+import type { Logger } from 'pino'
+import type { HubPayload, HubUpdate } from '../../protocol/hub-messages.ts'
+import { PROTOCOL_VERSION } from '../../protocol/hub-messages.ts'
+import type { HubBus } from '../broker/hub-bus.ts'
+import type { Storage } from '../storage/storage.ts'
+import { CatalogUnavailable, type ReleaseCatalog } from './release-catalog.ts'
+import { chooseRelease, shouldTell } from './release-choice.ts'
+
+export interface ReleaseRolloutOptions {
+  storage: Storage
+  bus: HubBus
+  catalog: ReleaseCatalog
+  logger: Logger
+}
+
+const sameUpdate = (a: HubUpdate | null, b: HubUpdate | null) => JSON.stringify(a) === JSON.stringify(b)
+
+/**
+ * The cloud end of hub self-updates (docs/hub-updates.md). Each state report of a hub records its latest
+ * update and, when it runs another release than the one chosen for it, tells it over its MQTT session
+ * (`run_release`). Hubs report their state on every connect and every health round, so a publish or a pin
+ * reaches every online hub within one round, on any number of cloud nodes, with no timer of its own.
+ */
+export class ReleaseRollout {
+  readonly #o: ReleaseRolloutOptions
+
+  constructor(options: ReleaseRolloutOptions) {
+    this.#o = options
+  }
+
+  async stateReported(agentId: string, state: HubPayload<'state'>): Promise<void> {
+    const { storage, bus, catalog, logger } = this.#o
+    const before = await storage.releasePins.forHub(agentId)
+    if (!before) return
+    const update = state.update ?? null
+    if (!sameUpdate(before.update, update)) {
+      await storage.releasePins.recordUpdate(agentId, update)
+      const line = { agent_id: agentId, version: update?.version, running: state.agent_version }
+      if (update?.status === 'failed')
+        logger.warn({ ...line, failure: update.failure, detail: update.detail }, 'hub update failed')
+      else if (update?.status === 'succeeded') logger.info(line, 'hub updated')
+    }
+    let served: Awaited<ReturnType<ReleaseCatalog['current']>>
+    try {
+      served = await catalog.current()
+    } catch (error) {
+      if (error instanceof CatalogUnavailable) return // no release published: nothing to roll out
+      throw error
+    }
+    const choice = chooseRelease(before, served.catalog.current.version)
+    const versions = new Set(served.catalog.releases.map((r) => r.version))
+    if (!shouldTell(choice, { running: state.agent_version, update }, versions)) return
+    logger.debug(
+      { agent_id: agentId, version: choice.version, source: choice.source },
+      'hub told its release',
+    )
+    await bus.publish(agentId, 'command', {
+      v: PROTOCOL_VERSION,
+      command: 'run_release',
+      version: choice.version,
+    })
+  }
+}

@@ -1,0 +1,54 @@
+import { describe, expect, it } from 'vitest'
+import { chooseRelease, shouldTell } from '../../../cloud/releases/release-choice.ts'
+import type { HubUpdate } from '../../../protocol/hub-messages.ts'
+
+const CATALOG = new Set(['1.0.0', '1.1.0', '1.2.0'])
+const at = '2026-03-01T00:00:00.000Z'
+const update = (version: string, status: HubUpdate['status']): HubUpdate => ({ version, status, at })
+
+describe('which release a hub runs', () => {
+  it('a hub pin first, then the account pin, then the catalog’s current release', () => {
+    expect(chooseRelease({ hub_pin: '1.0.0', account_pin: '1.1.0' }, '1.2.0')).toEqual({
+      version: '1.0.0',
+      source: 'hub_pin',
+    })
+    expect(chooseRelease({ hub_pin: null, account_pin: '1.1.0' }, '1.2.0')).toEqual({
+      version: '1.1.0',
+      source: 'account_pin',
+    })
+    expect(chooseRelease({ hub_pin: null, account_pin: null }, '1.2.0')).toEqual({
+      version: '1.2.0',
+      source: 'catalog',
+    })
+  })
+})
+
+describe('whether the hub is told', () => {
+  const choice = { version: '1.2.0', source: 'catalog' } as const
+  it('yes when it runs another release and has not tried this one', () => {
+    expect(shouldTell(choice, { running: '1.1.0', update: null }, CATALOG)).toBe(true)
+    // An older update that went well, or one to another version that failed, does not hold it back.
+    expect(shouldTell(choice, { running: '1.1.0', update: update('1.1.0', 'succeeded') }, CATALOG)).toBe(true)
+    expect(shouldTell(choice, { running: '1.1.0', update: update('1.1.5', 'failed') }, CATALOG)).toBe(true)
+    // Pinned back to an older release: a downgrade is an update like another.
+    expect(
+      shouldTell({ version: '1.0.0', source: 'hub_pin' }, { running: '1.2.0', update: null }, CATALOG),
+    ).toBe(true)
+  })
+  it('no when it runs it already', () => {
+    expect(shouldTell(choice, { running: '1.2.0', update: update('1.2.0', 'succeeded') }, CATALOG)).toBe(
+      false,
+    )
+  })
+  it('no while its update to it is under way, and never again once that update failed', () => {
+    expect(shouldTell(choice, { running: '1.1.0', update: update('1.2.0', 'in_progress') }, CATALOG)).toBe(
+      false,
+    )
+    expect(shouldTell(choice, { running: '1.1.0', update: update('1.2.0', 'failed') }, CATALOG)).toBe(false)
+  })
+  it('no when the catalog does not list it (a pin to a release since withdrawn)', () => {
+    expect(
+      shouldTell({ version: '0.9.0', source: 'hub_pin' }, { running: '1.1.0', update: null }, CATALOG),
+    ).toBe(false)
+  })
+})

@@ -1,0 +1,119 @@
+import { generateKeyPairSync } from 'node:crypto'
+import path from 'node:path'
+import { pino } from 'pino'
+import { afterEach, beforeEach, describe, expect, it } from 'vitest'
+import type { HubBus } from '../../../cloud/broker/hub-bus.ts'
+import { ReleaseCatalog } from '../../../cloud/releases/release-catalog.ts'
+import { ReleaseRollout } from '../../../cloud/releases/release-rollout.ts'
+import { openStorage, type Storage } from '../../../cloud/storage/storage.ts'
+import { publishRelease } from '../../../ota/publish.ts'
+import type { HubPayload, HubUpdate } from '../../../protocol/hub-messages.ts'
+import { writeFakeBuild } from '../../helpers/fake-release.ts'
+import { tempDir } from '../../helpers/temp-dir.ts'
+
+const state = (version: string, update?: HubUpdate): HubPayload<'state'> => ({
+  v: 1,
+  agent_version: version,
+  host: { hostname: 'pi', platform: 'linux', arch: 'arm64' },
+  printers: [],
+  ...(update && { update }),
+})
+
+describe('release roll-out: what a hub is told after its state report (real SQLite, a signed catalog)', () => {
+  let dir: ReturnType<typeof tempDir>
+  let storage: Storage
+  let sent: { agentId: string; payload: unknown }[]
+  let rollout: ReleaseRollout
+  let accountId: string
+  let hubId: string
+  const privateKeyPem = generateKeyPairSync('ed25519')
+    .privateKey.export({ type: 'pkcs8', format: 'pem' })
+    .toString()
+  const publish = (version: string) =>
+    publishRelease({
+      fromDir: writeFakeBuild(path.join(dir.path, `build-${version}`), version, [
+        { arch: 'arm64', size: 100 },
+      ]),
+      dataDir: dir.path,
+      privateKeyPem,
+    })
+
+  beforeEach(async () => {
+    dir = tempDir('release-rollout-')
+    storage = await openStorage({ dataDir: dir.path })
+    sent = []
+    const bus: HubBus = {
+      async publish(agentId, _topic, payload) {
+        sent.push({ agentId, payload })
+      },
+      async subscribe() {},
+    }
+    rollout = new ReleaseRollout({
+      storage,
+      bus,
+      catalog: new ReleaseCatalog(path.join(dir.path, 'releases')),
+      logger: pino({ level: 'silent' }),
+    })
+    accountId = (await storage.accounts.create('Shop')).account_id
+    hubId = (await storage.agents.insert({ account_id: accountId, name: 'hub' })).agent_id
+  })
+  afterEach(async () => {
+    await storage.close()
+    dir.remove()
+  })
+
+  const told = () => sent.map((s) => s.payload)
+
+  it('nothing while no release is published', async () => {
+    await rollout.stateReported(hubId, state('1.0.0'))
+    expect(told()).toEqual([])
+  })
+
+  it('a hub on another release than the current one is told to run it; one on it is not', async () => {
+    await publish('1.0.0')
+    await publish('1.1.0')
+    await rollout.stateReported(hubId, state('1.0.0'))
+    await rollout.stateReported(hubId, state('1.1.0'))
+    expect(told()).toEqual([{ v: 1, command: 'run_release', version: '1.1.0' }])
+    expect(sent[0]?.agentId).toBe(hubId)
+  })
+
+  it('pins: the hub’s before the account’s, the account’s before the catalog', async () => {
+    await publish('1.0.0')
+    await publish('1.1.0')
+    await publish('1.2.0')
+    await storage.releasePins.pinAccount(accountId, '1.1.0')
+    await rollout.stateReported(hubId, state('1.2.0'))
+    await storage.releasePins.pinHub(hubId, '1.0.0')
+    await rollout.stateReported(hubId, state('1.2.0'))
+    await storage.releasePins.pinHub(hubId, null)
+    await storage.releasePins.pinAccount(accountId, null)
+    await rollout.stateReported(hubId, state('1.0.0'))
+    expect(told().map((p) => (p as { version: string }).version)).toEqual(['1.1.0', '1.0.0', '1.2.0'])
+  })
+
+  it('records the hub’s update report; a failed version is not offered to that hub again', async () => {
+    await publish('1.0.0')
+    await publish('1.1.0')
+    const failed: HubUpdate = {
+      version: '1.1.0',
+      status: 'failed',
+      failure: 'installer_rejected',
+      detail: 'SHA-256 differs',
+      at: '2026-03-01T00:00:00.000Z',
+    }
+    await rollout.stateReported(hubId, state('1.0.0', failed))
+    expect((await storage.releasePins.forHub(hubId))?.update).toEqual(failed)
+    expect(told()).toEqual([])
+    // A newer release is offered all the same.
+    await publish('1.2.0')
+    await rollout.stateReported(hubId, state('1.0.0', failed))
+    expect(told()).toEqual([{ v: 1, command: 'run_release', version: '1.2.0' }])
+  })
+
+  it('an unknown hub is ignored', async () => {
+    await publish('1.0.0')
+    await rollout.stateReported('00000000-0000-4000-8000-000000000000', state('0.9.0'))
+    expect(told()).toEqual([])
+  })
+})

@@ -9,6 +9,7 @@ import { takeRevokedHubOffline, watchRevokedHubs } from './broker/revoked-hubs.t
 import { refuseBusyPorts } from './busy-ports.ts'
 import type { CloudConfig } from './config.ts'
 import { Dispatcher } from './dispatch/dispatcher.ts'
+import { SilentJobs } from './dispatch/silent-jobs.ts'
 import { Housekeeping } from './housekeeping/housekeeping.ts'
 import { createLogger } from './logging.ts'
 import { reachableAddresses } from './reachable-addresses.ts'
@@ -123,6 +124,15 @@ export async function startCloud(
     })
     await dispatcher.start()
     cleanups.push(() => dispatcher.stop())
+    const silentJobs = new SilentJobs({
+      storage,
+      bus: broker.bus,
+      logger: logger.child({ name: 'dispatch' }),
+      publicUrl: config.publicUrl,
+      pendingExpirySeconds: config.pendingJobExpirySeconds,
+    })
+    silentJobs.start()
+    cleanups.push(() => silentJobs.stop())
     const blobs = createBlobStore(config.dataDir)
     const housekeeping = new Housekeeping({
       storage,

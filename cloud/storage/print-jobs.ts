@@ -64,6 +64,11 @@ export interface PrintJobRepository {
    * failed to go out), oldest first, at most `limit`.
    */
   unofferedToOnlineHubs(cutoff: string, limit: number): Promise<DispatchableJob[]>
+  /**
+   * Unfinished jobs offered to a hub that is online, of which nothing was heard since `cutoff` (no offer,
+   * acknowledgement, start or cancel request after it), oldest first, at most `limit`.
+   */
+  silentAtOnlineHubs(cutoff: string, limit: number): Promise<DispatchableJob[]>
   /** Jobs still pending that were created before `cutoff`, oldest first, at most `limit`. */
   pendingSince(cutoff: string, limit: number): Promise<JobHandoff[]>
   /** Whether the agent prints a job of this document (it may then download it). */
@@ -245,6 +250,24 @@ export function createPrintJobRepository(sql: Sql): PrintJobRepository {
         .where('j.created_at', '<', cutoff)
         .where('j.offered_at', 'is', null)
         .where('j.cancel_requested_at', 'is', null)
+        .where('a.online', '=', 1)
+        .orderBy('j.created_at')
+        .limit(limit)
+        .execute()
+      return rows.map(toDispatchable)
+    },
+    async silentAtOnlineHubs(cutoff, limit) {
+      const rows = await dispatch()
+        .innerJoin('agents as a', 'a.agent_id', 'p.agent_id')
+        .where('j.status', 'in', UNFINISHED)
+        .where('j.offered_at', '<', cutoff)
+        .where((eb) =>
+          eb.and(
+            (['j.reserved_at', 'j.started_at', 'j.cancel_requested_at'] as const).map((column) =>
+              eb.or([eb(column, 'is', null), eb(column, '<', cutoff)]),
+            ),
+          ),
+        )
         .where('a.online', '=', 1)
         .orderBy('j.created_at')
         .limit(limit)

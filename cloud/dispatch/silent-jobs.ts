@@ -47,7 +47,7 @@ export class SilentJobs {
     const silentMs = this.#o.silentMs ?? SILENT_MS
     this.#timer = setInterval(
       () => {
-        if (this.#running) return
+        if (this.#running !== undefined) return
         this.#running = this.#o.storage
           .exclusively('silent-jobs', () => this.askAgain())
           .then(

@@ -15,9 +15,12 @@ import { requestIdFor, requestIdPlugin } from './plugins/request-id.ts'
 import { createPrintJobSubmitter } from './print-jobs/submit.ts'
 import { agentApiRoutes } from './routes/agent-api.ts'
 import { agentDownloadRoutes } from './routes/agent-downloads.ts'
+import { developerApiRoutes } from './routes/developer-api.ts'
 import { documentRoutes } from './routes/documents.ts'
 import { healthRoutes } from './routes/health.ts'
 import { oauthTokenRoutes } from './routes/oauth-token.ts'
+import { partnerAccountRoutes } from './routes/partner-accounts.ts'
+import { partnerEnrollmentRoutes } from './routes/partner-enrollments.ts'
 import { type JobEvents, printJobRoutes } from './routes/print-jobs.ts'
 import { resourceListRoutes } from './routes/resource-lists.ts'
 import type { BlobStore } from './storage/blob-store.ts'
@@ -108,12 +111,14 @@ export async function buildApp(deps: AppDependencies): Promise<FastifyInstance> 
       perIp: config.rateLimitPerIp,
       perAccount: config.rateLimitPerAccount,
       perHub: config.rateLimitPerHub,
+      perApplication: config.rateLimitPerApplication,
+      perInstallation: config.rateLimitPerInstallation,
       tokenFailureWindowSeconds: config.tokenFailureWindowSeconds,
       tokenFailuresPerIp: config.tokenFailuresPerIp,
       tokenFailuresPerClient: config.tokenFailuresPerClient,
     },
   })
-  await app.register(authenticationPlugin, { storage })
+  await app.register(authenticationPlugin, { storage, publicUrl: config.publicUrl })
   await app.register(bodyBudgetPlugin, {
     maxBytesInFlight: config.maxBodyBytesInFlight,
     multipartReserveBytes: config.maxDocumentBytes,
@@ -150,6 +155,10 @@ export async function buildApp(deps: AppDependencies): Promise<FastifyInstance> 
   })
   await app.register(oauthTokenRoutes, { storage, accessTokenTtlSeconds: config.accessTokenTtlSeconds })
   await app.register(resourceListRoutes, { storage })
+  await app.register(developerApiRoutes, { storage, accessTokenTtlSeconds: config.accessTokenTtlSeconds })
+  const partner = { storage, publicUrl: config.publicUrl, enrollmentTtlHours: config.enrollmentTtlHours }
+  await app.register(partnerAccountRoutes, partner)
+  await app.register(partnerEnrollmentRoutes, partner)
   await app.register(documentRoutes, { intake, maxDocumentBytes: config.maxDocumentBytes })
   await app.register(agentApiRoutes, {
     storage,

@@ -2,6 +2,7 @@ import { parseArgs } from 'node:util'
 import { SCOPES, type Scope } from '../protocol/enums.ts'
 import { generateSecret, hashSecret } from './auth/secrets.ts'
 import { PortUnavailableError } from './busy-ports.ts'
+import { appCreate, appInstall, appKeyAdd } from './cli/app-commands.ts'
 import { NotFoundError, option, RefusedError, UsageError, withStorage } from './cli/common.ts'
 import {
   accountList,
@@ -145,8 +146,9 @@ function enrollmentRevoke(args: string[]): Promise<object> {
 async function main(argv: string[]): Promise<void> {
   const words = argv.filter((arg) => !arg.startsWith('-'))
   if (argv[0] === 'help' || argv.includes('--help') || argv.includes('-h')) {
-    const named = (argv[0] === 'help' ? words.slice(1) : words).slice(0, 2).join(' ')
-    const name = COMMANDS[named] ? named : COMMANDS[words[0] ?? ''] ? words[0]! : null
+    const named = argv[0] === 'help' ? words.slice(1) : words
+    // The longest command the words name: `app key add`, `client create`, `serve`.
+    const name = [3, 2, 1].map((n) => named.slice(0, n).join(' ')).find((words) => COMMANDS[words]) ?? null
     process.stdout.write(name ? commandHelp(name) : generalHelp())
     return
   }
@@ -179,6 +181,13 @@ async function main(argv: string[]): Promise<void> {
     'job show': jobShow,
     'enrollment create': enrollmentCreate,
     'enrollment revoke': enrollmentRevoke,
+    'app create': appCreate,
+    'app install': appInstall,
+  }
+  // Three words: `app key add`.
+  if (command === 'app' && sub === 'key' && rest[0] === 'add') {
+    process.stdout.write(`${JSON.stringify(await appKeyAdd(rest.slice(1)))}\n`)
+    return
   }
   const run = commands[`${command} ${sub}`]
   if (!run)

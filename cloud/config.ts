@@ -131,6 +131,20 @@ export const CloudConfigSchema = Type.Object({
   ),
   rateLimitPerAccount: int('RATE_LIMIT_PER_ACCOUNT', 1, 1e9, 600, 'requests per account per window'),
   rateLimitPerHub: int('RATE_LIMIT_PER_HUB', 1, 1e9, 1200, 'agent API requests per hub per window'),
+  rateLimitPerApplication: int(
+    'RATE_LIMIT_PER_APPLICATION',
+    1,
+    1e9,
+    600,
+    'developer and partner API requests per application per window',
+  ),
+  rateLimitPerInstallation: int(
+    'RATE_LIMIT_PER_INSTALLATION',
+    1,
+    1e9,
+    600,
+    '/api/v1 requests per app installation (its tokens) per window',
+  ),
   tokenFailureWindowSeconds: int(
     'TOKEN_FAILURE_WINDOW_SECONDS',
     1,

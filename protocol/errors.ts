@@ -224,6 +224,66 @@ export const ERROR_CODES = {
     description:
       'The service is receiving as many request body bytes as it takes at once (MAX_BODY_BYTES_IN_FLIGHT); retry after Retry-After seconds.',
   },
+  assertion_invalid: {
+    status: 401,
+    error: 'invalid_token',
+    description:
+      'The application assertion is missing or invalid (form, RS256 signature, iss, aud, iat, exp, jti); WWW-Authenticate says what.',
+  },
+  assertion_replayed: {
+    status: 401,
+    error: 'invalid_token',
+    description: 'The application assertion was already used: each jti is accepted once; sign a new one.',
+  },
+  partner_capability_required: {
+    status: 403,
+    error: 'forbidden',
+    description: 'The application has not been granted the partner capability.',
+  },
+  installation_not_found: {
+    status: 404,
+    error: 'not_found',
+    description: 'No installation of this application has that id.',
+  },
+  managed_account_not_found: {
+    status: 404,
+    error: 'not_found',
+    description: 'No managed account of this application has that relationship id.',
+  },
+  agent_enrollment_not_found: {
+    status: 404,
+    error: 'not_found',
+    description: 'No agent enrollment of this managed account has that id.',
+  },
+  relationship_conflict: {
+    status: 409,
+    error: 'conflict',
+    description:
+      'This application already provisioned an account for that external_customer_id (under another Idempotency-Key); details.relationship_id names it.',
+  },
+  installation_inactive: {
+    status: 422,
+    error: 'validation_failed',
+    description: 'The installation is inactive (its account is suspended or closed) and gets no tokens.',
+  },
+  permissions_not_approved: {
+    status: 422,
+    error: 'validation_failed',
+    description:
+      "The permissions asked for are not all among the installation's approved ones; details.not_approved lists them.",
+  },
+  account_action_not_allowed: {
+    status: 422,
+    error: 'validation_failed',
+    description:
+      'The managed account is in a state that does not allow this action (resume needs suspended; nothing but close on closed); details.state gives it.',
+  },
+  return_uri_not_allowed: {
+    status: 422,
+    error: 'validation_failed',
+    description:
+      'agent_onboarding.return_uri must be an absolute https URL without credentials or fragment (http only for localhost or 127.0.0.1).',
+  },
 } as const satisfies Record<string, CatalogueEntry>
 
 export type ErrorCode = keyof typeof ERROR_CODES

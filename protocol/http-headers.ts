@@ -23,8 +23,10 @@ export const RATE_LIMIT_HEADERS = {
     minimum: 0,
     description: 'When the current window ends, as a Unix time in seconds (UTC).',
   }),
-  'X-RateLimit-Scope': Type.Enum(['ip', 'account', 'hub', 'client'], {
-    description: 'The quota: per client address, account, hub, or API client at an address (token requests).',
+  'X-RateLimit-Scope': Type.Enum(['ip', 'account', 'hub', 'client', 'application', 'installation'], {
+    description:
+      'The quota: per client address, account, hub, API client at an address (token requests), developer ' +
+      'application (its assertions) or app installation (its tokens).',
   }),
 } as const satisfies Record<string, TSchema>
 

@@ -149,6 +149,40 @@ export const COMMANDS: Record<string, CommandHelp> = {
     options: [ACCOUNT, ['--name HUB_NAME', "the hub's name"]],
     env: [...DATA, 'ENROLLMENT_TTL_HOURS'],
   },
+  'app create': {
+    usage: 'cloud app create --name NAME --public-key FILE [--partner]',
+    summary:
+      'register a developer application with its RS256 public key → {app_id, name, partner, kid, created_at}',
+    options: [
+      ['--name NAME', "the application's name"],
+      [
+        '--public-key FILE',
+        'its RS256 public key: PEM, or a JWK (kid: the JWK’s own, else its RFC 7638 thumbprint)',
+      ],
+      ['--partner', 'grant the partner capability (provision and manage accounts through /partner-api/v1)'],
+    ],
+    env: DATA,
+  },
+  'app key add': {
+    usage: 'cloud app key add --app APP_ID --public-key FILE',
+    summary: 'add a further public key, for rotation → {app_id, kid, keys}',
+    options: [
+      ['--app APP_ID', 'the application'],
+      ['--public-key FILE', 'the new RS256 public key (PEM or JWK)'],
+    ],
+    env: DATA,
+  },
+  'app install': {
+    usage: `cloud app install --app APP_ID --account ACCOUNT_ID --permissions ${SCOPES.join(',')}`,
+    summary:
+      'install a (non-partner) application on an account with approved permissions → {installation_id, app_id, account_id, permissions, active, created_at}',
+    options: [
+      ['--app APP_ID', 'the application'],
+      ACCOUNT,
+      ['--permissions A,B', `what its installation tokens may be granted: ${SCOPES.join(', ')}`],
+    ],
+    env: DATA,
+  },
   'enrollment revoke': {
     usage: 'cloud enrollment revoke --id ENROLLMENT_ID',
     summary: 'withdraw a pending enrollment token → {enrollment_id, state}',

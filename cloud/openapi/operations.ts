@@ -15,6 +15,7 @@ export type SecurityRequirement = Record<string, string[]>
 interface RouteFacts {
   scopes: string[] | null
   hubAuth: boolean
+  applicationAuth: 'developer' | 'partner' | null
   idempotent: boolean
 }
 const ROUTE_FACTS = 'x-print-hub-route'
@@ -42,7 +43,8 @@ export function noteRouteFacts(schema: FastifySchema | undefined, config: Fastif
   const facts: RouteFacts = {
     scopes: config.scopes ? [...config.scopes] : null,
     hubAuth: config.hubAuth === true,
-    idempotent: config.idempotent === true,
+    applicationAuth: config.applicationAuth ?? null,
+    idempotent: config.idempotent !== undefined && config.idempotent !== false,
   }
   return { schema: { ...schema, [ROUTE_FACTS]: facts } as FastifySchema }
 }
@@ -88,6 +90,7 @@ const errorResponse = (description: string, headers: SharedHeader[] = []): Respo
 function securityOf(facts: RouteFacts, stated: SecurityRequirement[] | undefined): SecurityRequirement[] {
   if (facts.scopes) return [{ bearerAuth: facts.scopes }, { clientCredentials: facts.scopes }]
   if (facts.hubAuth) return [{ hubCredential: [] }]
+  if (facts.applicationAuth) return [{ applicationAssertion: [] }]
   return stated ?? []
 }
 

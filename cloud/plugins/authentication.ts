@@ -2,13 +2,19 @@ import type { FastifyReply, FastifyRequest } from 'fastify'
 import fp from 'fastify-plugin'
 import type { Scope } from '../../protocol/enums.ts'
 import { hashSecret } from '../auth/secrets.ts'
+import { AssertionRefused, verifyAssertion } from '../developer/assertions.ts'
 import { ApiError } from '../errors.ts'
 import type { AgentIdentity } from '../storage/agents.ts'
+import type { Application } from '../storage/applications.ts'
 import type { Storage } from '../storage/storage.ts'
 
+/** Who called an /api/v1 route: an account API client's token, or an app installation's token. */
 export interface AuthContext {
   accountId: string
-  clientId: string
+  /** The API client whose token it is; null for an installation token. */
+  clientId: string | null
+  /** The app installation whose token it is; null for an API client's token. */
+  installationId: string | null
   scopes: Scope[]
 }
 
@@ -16,30 +22,44 @@ declare module 'fastify' {
   interface FastifyRequest {
     auth: AuthContext | null
     hub: AgentIdentity | null
+    /** The developer application whose assertion authenticated the request (developer and partner APIs). */
+    application: Application | null
   }
   interface FastifyContextConfig {
     /** Bearer scopes the route needs (all of them); a route without it takes no bearer token. */
     scopes?: Scope[]
     /** The route is for hubs: the bearer is a hub credential (agent API). */
     hubAuth?: boolean
+    /**
+     * The bearer is an application assertion (spec: Authentication, model 2): `developer` for the token
+     * endpoint, `partner` for the partner API, which also needs the partner capability.
+     */
+    applicationAuth?: 'developer' | 'partner'
   }
 }
 
 const REALM = 'realm="print-hub"'
 
 /** RFC 6750 §3: a request without credentials gets the challenge alone; a bad token gets error="invalid_token". */
-function unauthorized(description: string | null): ApiError {
+function unauthorized(
+  description: string | null,
+  code: 'invalid_token' | 'assertion_invalid' | 'assertion_replayed' = 'invalid_token',
+): ApiError {
+  const what = code === 'invalid_token' ? 'access token' : 'application assertion'
+  const message =
+    description === null ? `A bearer ${what} is required.` : `The ${what} is refused: ${description}.`
+  // error_description is ASCII without quotes or backslashes (RFC 6750 §3).
   const challenge =
     description === null
       ? `Bearer ${REALM}`
-      : `Bearer ${REALM}, error="invalid_token", error_description="${description}"`
-  return new ApiError(
-    'invalid_token',
-    description === null ? 'A bearer access token is required.' : `The access token is ${description}.`,
-    undefined,
-    { 'www-authenticate': challenge },
-  )
+      : `Bearer ${REALM}, error="invalid_token", error_description="${message.replace(/[^\x20-\x21\x23-\x5b\x5d-\x7e]/g, '')}"`
+  return new ApiError(code, message, undefined, { 'www-authenticate': challenge })
 }
+
+/** Installation tokens carry this prefix, so that a lookup asks the one table that can hold the token. */
+export const INSTALLATION_TOKEN_PREFIX = 'ins'
+/** Three base64url parts: what an application assertion (a JWS) looks like. */
+const JWS = /^[A-Za-z0-9_-]+\.[A-Za-z0-9_-]*\.[A-Za-z0-9_-]*$/
 
 /** RFC 6750 §1.1 b64token. */
 const BEARER = /^Bearer +([A-Za-z0-9\-._~+/]+=*) *$/i
@@ -53,9 +73,52 @@ export async function authenticate(
   if (header === undefined || header.trim() === '') throw unauthorized(null)
   const match = BEARER.exec(header)
   if (!match?.[1]) throw unauthorized('malformed')
-  const token = await storage.apiClients.findToken(hashSecret(match[1]), now)
-  if (!token) throw unauthorized('unknown or expired')
-  return { accountId: token.account_id, clientId: token.client_id, scopes: token.scopes }
+  const secret = match[1]
+  if (secret.startsWith(`${INSTALLATION_TOKEN_PREFIX}_`)) {
+    const token = await storage.applications.findToken(hashSecret(secret), now)
+    if (!token) throw unauthorized('unknown, expired, or its installation is inactive')
+    return {
+      accountId: token.account_id,
+      clientId: null,
+      installationId: token.installation_id,
+      scopes: token.scopes,
+    }
+  }
+  const token = await storage.apiClients.findToken(hashSecret(secret), now)
+  if (!token) {
+    // Spec (Authentication): assertions are credentials for the developer and partner APIs only.
+    if (JWS.test(secret)) {
+      throw unauthorized(
+        'an application assertion, which /api/v1 does not take (use an installation access token)',
+      )
+    }
+    throw unauthorized('unknown or expired')
+  }
+  return {
+    accountId: token.account_id,
+    clientId: token.client_id,
+    installationId: null,
+    scopes: token.scopes,
+  }
+}
+
+/** Developer and partner APIs: `Authorization: Bearer <application assertion>`, each accepted once. */
+export async function authenticateApplication(
+  storage: Storage,
+  request: FastifyRequest,
+  audience: string,
+): Promise<Application> {
+  const header = request.headers.authorization
+  if (header === undefined || header.trim() === '') throw unauthorized(null, 'assertion_invalid')
+  const match = BEARER.exec(header)
+  if (!match?.[1])
+    throw unauthorized('the Authorization header is not Bearer <assertion>', 'assertion_invalid')
+  try {
+    return await verifyAssertion(match[1], { storage, audience })
+  } catch (error) {
+    if (!(error instanceof AssertionRefused)) throw error
+    throw unauthorized(error.message, error.replayed ? 'assertion_replayed' : 'assertion_invalid')
+  }
 }
 
 /** Agent API: `Authorization: Bearer <hub credential>`, looked up by its SHA-256. */
@@ -82,11 +145,24 @@ export function requireScopes(auth: AuthContext, required: readonly Scope[]): vo
 }
 
 /** Authenticates every route that declares `config.scopes`, before its body is read. */
-export const authenticationPlugin = fp<{ storage: Storage }>(
-  async (app, { storage }) => {
+export const authenticationPlugin = fp<{ storage: Storage; publicUrl: string }>(
+  async (app, { storage, publicUrl }) => {
     app.decorateRequest('auth', null)
     app.decorateRequest('hub', null)
+    app.decorateRequest('application', null)
     app.addHook('onRequest', async (request: FastifyRequest, reply: FastifyReply) => {
+      const applicationAuth = request.routeOptions.config.applicationAuth
+      if (applicationAuth) {
+        const application = await authenticateApplication(storage, request, publicUrl)
+        if (applicationAuth === 'partner' && !application.partner) {
+          throw new ApiError(
+            'partner_capability_required',
+            'This application has not been granted the partner capability.',
+          )
+        }
+        request.application = application
+        return
+      }
       if (request.routeOptions.config.hubAuth) {
         try {
           request.hub = await authenticateHub(storage, request)
@@ -111,6 +187,12 @@ export const authenticationPlugin = fp<{ storage: Storage }>(
 export function hubOf(request: FastifyRequest): AgentIdentity {
   if (!request.hub) throw new Error('route is not a hub route')
   return request.hub
+}
+
+/** The application of a developer or partner API route. */
+export function applicationOf(request: FastifyRequest): Application {
+  if (!request.application) throw new Error('route has no applicationAuth configured')
+  return request.application
 }
 
 /** The authenticated caller of a route that declared scopes. */

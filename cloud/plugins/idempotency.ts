@@ -3,19 +3,34 @@ import { setTimeout as sleep } from 'node:timers/promises'
 import type { FastifyReply, FastifyRequest } from 'fastify'
 import fp from 'fastify-plugin'
 import { ApiError } from '../errors.ts'
+import { idempotencyKeyDigest, seal, unseal } from '../partner/sealed-replay.ts'
 import type { IdempotencyScope } from '../storage/idempotency.ts'
 import type { Storage } from '../storage/storage.ts'
-import { authOf } from './authentication.ts'
+import { applicationOf, authOf } from './authentication.ts'
+
+/**
+ * The partner API's required Idempotency-Key (spec: Partner management): keys are the calling application's,
+ * stored as digests, and answers are kept sealed (cloud/partner/sealed-replay.ts). `replayStatus` replaces
+ * the first answer's status on a replay (an account's 201 is replayed as 200).
+ */
+export interface ApplicationIdempotency {
+  by: 'application'
+  replayStatus?: number
+}
 
 declare module 'fastify' {
   interface FastifyContextConfig {
-    /** The route honours the Idempotency-Key header (spec: print-job create endpoints). */
-    idempotent?: boolean
+    /**
+     * The route honours the Idempotency-Key header: `true` for the print-job create endpoints (keys scoped to
+     * the account), or per application for the partner API.
+     */
+    idempotent?: boolean | ApplicationIdempotency
   }
   interface FastifyRequest {
     idempotencyScope: IdempotencyScope | null
     /** Stops renewing the claim of this request's key. */
     idempotencyHold: (() => void) | null
+    idempotencySealing: Claim['sealing']
   }
 }
 
@@ -42,9 +57,34 @@ function canonical(value: unknown): string {
 }
 
 export function requestFingerprint(request: FastifyRequest): string {
+  // Path parameters are part of the request (the same body sent to two accounts is two requests); a route
+  // without any keeps the fingerprint it always had.
+  const params = request.params as Record<string, unknown> | undefined
+  const where = params && Object.keys(params).length > 0 ? ` ${canonical(params)}` : ''
   return createHash('sha256')
-    .update(`${request.method} ${request.routeOptions.url}\n${canonical(request.body ?? null)}`)
+    .update(`${request.method} ${request.routeOptions.url}${where}\n${canonical(request.body ?? null)}`)
     .digest('hex')
+}
+
+interface Claim {
+  scope: IdempotencyScope
+  /** Set for the partner API: the raw key (never stored) and the owner that seal the kept answer. */
+  sealing: { key: string; owner: string; replayStatus: number | undefined } | null
+}
+
+/** The claim's scope and sealing for this request, or null when the route or request has no key. */
+function claimFor(request: FastifyRequest): Claim | null {
+  const config = request.routeOptions.config.idempotent
+  const key = request.headers['idempotency-key']
+  if (!config || typeof key !== 'string') return null
+  const endpoint = request.routeOptions.url ?? ''
+  if (config === true)
+    return { scope: { accountId: authOf(request).accountId, endpoint, key }, sealing: null }
+  const owner = `application:${applicationOf(request).app_id}`
+  return {
+    scope: { accountId: owner, endpoint, key: idempotencyKeyDigest(key) },
+    sealing: { key, owner, replayStatus: config.replayStatus },
+  }
 }
 
 /**
@@ -58,6 +98,7 @@ export const idempotencyPlugin = fp<IdempotencyOptions>(
   async (app, { storage, ttlHours, lockMs = 15_000, waitMs = 60_000 }) => {
     const ttlMs = ttlHours * 3600_000
     app.decorateRequest('idempotencyScope', null)
+    app.decorateRequest('idempotencySealing', null)
     app.decorateRequest('idempotencyHold', null)
     const holds = new Set<NodeJS.Timeout>()
     const hold = (scope: IdempotencyScope) => {
@@ -79,10 +120,9 @@ export const idempotencyPlugin = fp<IdempotencyOptions>(
     })
 
     app.addHook('preHandler', async (request: FastifyRequest, reply: FastifyReply) => {
-      if (!request.routeOptions.config.idempotent) return
-      const key = request.headers['idempotency-key']
-      if (typeof key !== 'string') return
-      const scope = { accountId: authOf(request).accountId, endpoint: request.routeOptions.url ?? '', key }
+      const claim = claimFor(request)
+      if (!claim) return
+      const { scope, sealing } = claim
       const fingerprint = requestFingerprint(request)
       const deadline = Date.now() + waitMs
       for (let delay = 5; ; delay = Math.min(delay * 2, 200)) {
@@ -90,6 +130,7 @@ export const idempotencyPlugin = fp<IdempotencyOptions>(
         switch (state.outcome) {
           case 'started':
             request.idempotencyScope = scope
+            request.idempotencySealing = sealing
             request.idempotencyHold = hold(scope)
             return
           case 'conflict':
@@ -97,12 +138,21 @@ export const idempotencyPlugin = fp<IdempotencyOptions>(
               'idempotency_key_conflict',
               'This Idempotency-Key was already used with a different request.',
             )
-          case 'completed':
+          case 'completed': {
+            const body = sealing ? unseal(state.body, sealing.key, sealing.owner) : state.body
+            // A digest collision, or a record sealed otherwise: never another request's answer.
+            if (body === null) {
+              throw new ApiError(
+                'idempotency_key_conflict',
+                'This Idempotency-Key was already used with a different request.',
+              )
+            }
             return reply
-              .code(state.statusCode)
+              .code(sealing?.replayStatus ?? state.statusCode)
               .header('idempotent-replayed', 'true')
               .type('application/json; charset=utf-8')
-              .send(state.body)
+              .send(body)
+          }
         }
         if (Date.now() >= deadline) {
           throw new ApiError(
@@ -122,8 +172,10 @@ export const idempotencyPlugin = fp<IdempotencyOptions>(
       const scope = request.idempotencyScope
       if (!scope) return payload
       request.idempotencyScope = null
+      const sealing = request.idempotencySealing
       if (reply.statusCode >= 200 && reply.statusCode < 300 && typeof payload === 'string') {
-        await storage.idempotency.complete(scope, reply.statusCode, payload)
+        const kept = sealing ? seal(payload, sealing.key, sealing.owner) : payload
+        await storage.idempotency.complete(scope, reply.statusCode, kept)
       } else {
         await storage.idempotency.release(scope)
       }

@@ -16,6 +16,15 @@ const SCOPE_DESCRIPTIONS: Record<Scope, string> = {
   'print_jobs:read': 'read and list print jobs',
 }
 
+/** Spec (Authentication, model 2): the claims the service leaves open, as this service checks them. */
+const APPLICATION_ASSERTION =
+  'A developer application assertion (RFC 7523 §3 in shape): a JWT signed RS256 with a key registered for ' +
+  'the application (`cloud app create`, `cloud app key add`), with header `kid` naming the key (optional: ' +
+  'without it every key is tried) and claims `iss` = the app id, `aud` = this service’s base URL ' +
+  `(${'`'}servers[0].url${'`'}), \`iat\`, \`exp\` at most 600 s after \`iat\` (60 s of clock skew allowed) and a ` +
+  'unique `jti`. Each assertion is accepted once. It authenticates the developer and partner APIs only; ' +
+  '/api/v1 refuses it (use an installation access token there).'
+
 /**
  * The OpenAPI 3.1 document, generated from the route schemas (the same TypeBox schemas that validate
  * requests), served at GET /openapi.json. Each operation's security comes from its route's `config`; the
@@ -60,6 +69,12 @@ export const openapiPlugin = fp<{ publicUrl: string }>(
               scheme: 'basic',
               description:
                 'An API client id and secret (RFC 6749 §2.3.1), instead of sending them in the body.',
+            },
+            applicationAssertion: {
+              type: 'http',
+              scheme: 'bearer',
+              bearerFormat: 'JWT',
+              description: APPLICATION_ASSERTION,
             },
             hubCredential: {
               type: 'http',

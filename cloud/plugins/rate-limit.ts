@@ -10,6 +10,10 @@ export interface RateLimitQuotas {
   perIp: number
   perAccount: number
   perHub: number
+  /** Partner and developer API requests per application (its assertions). */
+  perApplication: number
+  /** /api/v1 requests per app installation (its tokens), instead of the account's quota. */
+  perInstallation: number
   tokenFailureWindowSeconds: number
   tokenFailuresPerIp: number
   tokenFailuresPerClient: number
@@ -171,8 +175,9 @@ export async function connectQuotaStore(url: string, log: FastifyBaseLogger): Pr
 
 /**
  * Quotas on every endpoint, counted by @fastify/rate-limit's store (in memory; in Redis given a `store`):
- * per client address on every request but the hubs' (IPv6 by /64), per account on authenticated routes, per
- * hub on the agent API (a backend behind the hub's NAT must not spend the hub's quota), and failed token
+ * per client address on every request but the hubs' (IPv6 by /64), per account on routes an API client's
+ * token authenticates, per installation on those an installation token does, per application on the
+ * developer and partner APIs, per hub on the agent API (a backend behind the hub's NAT must not spend the hub's quota), and failed token
  * requests per address and per client at an address.
  */
 export const rateLimitPlugin = fp<{ quotas: RateLimitQuotas; store?: QuotaStore }>(
@@ -206,6 +211,17 @@ export const rateLimitPlugin = fp<{ quotas: RateLimitQuotas; store?: QuotaStore 
       timeWindow: window,
       keyGenerator: (r) => `hub:${r.hub?.agent_id}`,
     })
+    // Keyed by who calls, so one partner's burst never spends another's quota or a customer's own clients'.
+    const byApplication = app.createRateLimit({
+      max: quotas.perApplication,
+      timeWindow: window,
+      keyGenerator: (r) => `application:${r.application?.app_id}`,
+    })
+    const byInstallation = app.createRateLimit({
+      max: quotas.perInstallation,
+      timeWindow: window,
+      keyGenerator: (r) => `installation:${r.auth?.installationId}`,
+    })
     const failureWindow = quotas.tokenFailureWindowSeconds * 1000
     const failuresByIp = app.createRateLimit({
       max: quotas.tokenFailuresPerIp,
@@ -229,7 +245,9 @@ export const rateLimitPlugin = fp<{ quotas: RateLimitQuotas; store?: QuotaStore 
       if (!hubAuth && !unmetered) await enforce(byIp, request, reply, 'ip')
     })
     app.addHook('preParsing', async (request, reply) => {
-      if (request.auth) await enforce(byAccount, request, reply, 'account')
+      if (request.application) await enforce(byApplication, request, reply, 'application')
+      else if (request.auth?.installationId) await enforce(byInstallation, request, reply, 'installation')
+      else if (request.auth) await enforce(byAccount, request, reply, 'account')
       else if (request.hub) await enforce(byHub, request, reply, 'hub')
     })
 

@@ -23,7 +23,7 @@ export interface ApiClientRepository {
   findById(clientId: string): Promise<ApiClient | undefined>
   /** Stores an access token by its hash; `expiresAt` in epoch milliseconds. */
   storeToken(tokenHash: Buffer, token: IssuedToken): Promise<void>
-  /** The unexpired token with this hash, if any, unless its client was revoked. */
+  /** The unexpired token with this hash, if any, unless its client was revoked or its account is not active. */
   findToken(tokenHash: Buffer, now: number): Promise<IssuedToken | undefined>
   /**
    * Revokes the client: its secret gets no more tokens and its tokens are deleted (findToken also checks,
@@ -82,10 +82,13 @@ export function createApiClientRepository(sql: Sql): ApiClientRepository {
       const row = await db
         .selectFrom('access_tokens as t')
         .innerJoin('api_clients as c', 'c.client_id', 't.client_id')
+        .innerJoin('accounts as a', 'a.account_id', 't.account_id')
         .select(['t.account_id', 't.client_id', 't.scopes', 't.expires_at'])
         .where('t.token_hash', '=', tokenHash)
         .where('t.expires_at', '>', now)
         .where('c.revoked_at', 'is', null)
+        // A suspended or closed account's tokens stop working (docs/developer-platform.md).
+        .where('a.state', '=', 'active')
         .executeTakeFirst()
       return row && { ...row, scopes: splitScopes(row.scopes) }
     },

@@ -1,6 +1,8 @@
 import { randomUUID } from 'node:crypto'
 import type { EnrollmentState } from '../../protocol/agent-api.ts'
+import type { PageOf } from '../../protocol/pagination.ts'
 import { affected, forUpdate, inTransaction, type Sql } from './engine.ts'
+import { pageAfter } from './paging.ts'
 
 export interface Enrollment {
   enrollment_id: string
@@ -18,8 +20,23 @@ export type ClaimOutcome =
   | { outcome: 'claimed'; enrollment: Enrollment; agentId: string }
   | { outcome: 'unknown' | 'expired' | 'revoked' | 'already_claimed' }
 
+/** The hosted onboarding link of an enrollment (issue 10): its single-use token, hashed, and where it returns. */
+export interface OnboardingLink {
+  hash: Buffer
+  returnUri: string
+  state: string
+}
+
 export interface EnrollmentRepository {
-  create(accountId: string, name: string, tokenHash: Buffer, expiresAt: Date): Promise<Enrollment>
+  create(
+    accountId: string,
+    name: string,
+    tokenHash: Buffer,
+    expiresAt: Date,
+    onboarding?: OnboardingLink,
+  ): Promise<Enrollment>
+  /** The account's enrollments, newest first; `cursor` is the last id of the previous page (unknown → undefined). */
+  list(accountId: string, limit: number, cursor?: string): Promise<PageOf<Enrollment> | undefined>
   findById(enrollmentId: string): Promise<Enrollment | undefined>
   /**
    * Claims the enrollment with this token hash: pending → claimed, creating its agent with the credential
@@ -53,7 +70,7 @@ export function createEnrollmentRepository(sql: Sql): EnrollmentRepository {
     'agent_id',
   ] as const
   return {
-    async create(accountId, name, tokenHash, expiresAt) {
+    async create(accountId, name, tokenHash, expiresAt, onboarding) {
       const enrollment: Enrollment = {
         enrollment_id: randomUUID(),
         account_id: accountId,
@@ -75,9 +92,43 @@ export function createEnrollmentRepository(sql: Sql): EnrollmentRepository {
           state: 'pending',
           created_at: enrollment.created_at,
           expires_at: enrollment.expires_at,
+          ...(onboarding && {
+            onboarding_hash: onboarding.hash,
+            return_uri: onboarding.returnUri,
+            return_state: onboarding.state,
+          }),
         })
         .execute()
       return enrollment
+    },
+    async list(accountId, limit, cursor) {
+      const before =
+        cursor === undefined
+          ? Number.MAX_SAFE_INTEGER
+          : (
+              await db
+                .selectFrom('enrollments')
+                .select('seq')
+                .where('account_id', '=', accountId)
+                .where('enrollment_id', '=', cursor)
+                .executeTakeFirst()
+            )?.seq
+      const now = new Date()
+      return pageAfter(
+        before,
+        (seq) =>
+          db
+            .selectFrom('enrollments')
+            .select(columns)
+            .where('account_id', '=', accountId)
+            .where('seq', '<', seq)
+            .orderBy('seq', 'desc')
+            .limit(limit + 1)
+            .execute(),
+        limit,
+        (row) => toEnrollment(row, now),
+        (enrollment) => enrollment.enrollment_id,
+      )
     },
     async findById(enrollmentId) {
       const row = await db

@@ -269,4 +269,71 @@ export const MIGRATIONS: readonly Migration[] = [
       ALTER TABLE agents ADD COLUMN update_report TEXT;
     `,
   },
+  {
+    version: 13,
+    name: 'developer applications, installations, managed accounts and onboarding links',
+    sql: (t) => `
+      -- An account is active, suspended or closed (docs/developer-platform.md); only an active one's tokens work.
+      ALTER TABLE accounts ADD COLUMN state TEXT NOT NULL DEFAULT 'active';
+      CREATE TABLE applications (
+        app_id TEXT PRIMARY KEY,
+        name TEXT NOT NULL,
+        partner INTEGER NOT NULL DEFAULT 0,
+        created_at TEXT NOT NULL
+      );
+      -- RS256 public keys as JWK text; kid is the key's own or its RFC 7638 thumbprint.
+      CREATE TABLE application_keys (
+        app_id TEXT NOT NULL REFERENCES applications(app_id),
+        kid TEXT NOT NULL,
+        public_jwk TEXT NOT NULL,
+        created_at TEXT NOT NULL,
+        PRIMARY KEY (app_id, kid)
+      );
+      -- Each assertion's jti, kept until the assertion would have expired anyway (RFC 7523 §3, point 7).
+      CREATE TABLE used_assertions (
+        app_id TEXT NOT NULL,
+        jti TEXT NOT NULL,
+        expires_at ${t.int64} NOT NULL,
+        PRIMARY KEY (app_id, jti)
+      );
+      CREATE INDEX used_assertions_by_expiry ON used_assertions(expires_at);
+      CREATE TABLE app_installations (
+        installation_id TEXT PRIMARY KEY,
+        app_id TEXT NOT NULL REFERENCES applications(app_id),
+        account_id TEXT NOT NULL REFERENCES accounts(account_id),
+        permissions TEXT NOT NULL,
+        active INTEGER NOT NULL DEFAULT 1,
+        created_at TEXT NOT NULL,
+        UNIQUE (app_id, account_id)
+      );
+      CREATE TABLE installation_tokens (
+        token_hash ${t.blob} PRIMARY KEY,
+        installation_id TEXT NOT NULL REFERENCES app_installations(installation_id),
+        account_id TEXT NOT NULL REFERENCES accounts(account_id),
+        scopes TEXT NOT NULL,
+        expires_at ${t.int64} NOT NULL,
+        created_at TEXT NOT NULL
+      );
+      CREATE INDEX installation_tokens_by_expiry ON installation_tokens(expires_at);
+      CREATE INDEX installation_tokens_by_installation ON installation_tokens(installation_id);
+      CREATE TABLE managed_accounts (
+        seq ${t.serial},
+        relationship_id TEXT NOT NULL UNIQUE,
+        app_id TEXT NOT NULL REFERENCES applications(app_id),
+        account_id TEXT NOT NULL UNIQUE REFERENCES accounts(account_id),
+        installation_id TEXT NOT NULL REFERENCES app_installations(installation_id),
+        external_customer_id TEXT NOT NULL,
+        created_at TEXT NOT NULL,
+        updated_at TEXT NOT NULL,
+        UNIQUE (app_id, external_customer_id)
+      );
+      CREATE INDEX managed_accounts_by_app ON managed_accounts(app_id, seq);
+      -- The hosted onboarding link of an enrollment: its single-use token (hashed) and where it sends the installer.
+      ALTER TABLE enrollments ADD COLUMN onboarding_hash ${t.blob};
+      ALTER TABLE enrollments ADD COLUMN return_uri TEXT;
+      ALTER TABLE enrollments ADD COLUMN return_state TEXT;
+      ALTER TABLE enrollments ADD COLUMN onboarding_used_at TEXT;
+      CREATE UNIQUE INDEX enrollments_by_onboarding ON enrollments(onboarding_hash) WHERE onboarding_hash IS NOT NULL;
+    `,
+  },
 ]

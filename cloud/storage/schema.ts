@@ -17,6 +17,12 @@ export interface Database {
   enrollments: EnrollmentsTable
   account_storage: AccountStorageTable
   blob_deletions: BlobDeletionsTable
+  applications: ApplicationsTable
+  application_keys: ApplicationKeysTable
+  used_assertions: UsedAssertionsTable
+  app_installations: AppInstallationsTable
+  installation_tokens: InstallationTokensTable
+  managed_accounts: ManagedAccountsTable
 }
 
 export interface AccountsTable {
@@ -25,6 +31,7 @@ export interface AccountsTable {
   created_at: string
   /** The hub release this account's hubs run instead of the catalog's current one (docs/hub-updates.md). */
   release_pin: string | null
+  state: Generated<'active' | 'suspended' | 'closed'>
 }
 
 export interface ApiClientsTable {
@@ -141,6 +148,10 @@ export interface EnrollmentsTable {
   claimed_at: string | null
   revoked_at: string | null
   agent_id: string | null
+  onboarding_hash: Buffer | null
+  return_uri: string | null
+  return_state: string | null
+  onboarding_used_at: string | null
 }
 
 export interface AccountStorageTable {
@@ -151,4 +162,55 @@ export interface AccountStorageTable {
 export interface BlobDeletionsTable {
   sha256: string
   queued_at: string
+}
+
+export interface ApplicationsTable {
+  app_id: string
+  name: string
+  partner: number
+  created_at: string
+}
+
+export interface ApplicationKeysTable {
+  app_id: string
+  kid: string
+  /** JSON of the RS256 public JWK. */
+  public_jwk: string
+  created_at: string
+}
+
+export interface UsedAssertionsTable {
+  app_id: string
+  jti: string
+  expires_at: number
+}
+
+export interface AppInstallationsTable {
+  installation_id: string
+  app_id: string
+  account_id: string
+  /** Space-separated scopes. */
+  permissions: string
+  active: number
+  created_at: string
+}
+
+export interface InstallationTokensTable {
+  token_hash: Buffer
+  installation_id: string
+  account_id: string
+  scopes: string
+  expires_at: number
+  created_at: string
+}
+
+export interface ManagedAccountsTable {
+  seq: Generated<number>
+  relationship_id: string
+  app_id: string
+  account_id: string
+  installation_id: string
+  external_customer_id: string
+  created_at: string
+  updated_at: string
 }

@@ -3,11 +3,13 @@ import { sql as rawSql } from 'kysely'
 import { type AccountRepository, createAccountRepository } from './accounts.ts'
 import { type AgentRepository, createAgentRepository } from './agents.ts'
 import { type ApiClientRepository, createApiClientRepository } from './api-clients.ts'
+import { type ApplicationRepository, createApplicationRepository } from './applications.ts'
 import { type DatabaseLocation, type OpenDatabase, openDatabase } from './database.ts'
 import { createDocumentRepository, type DocumentRepository } from './documents.ts'
 import type { Engine, Sql } from './engine.ts'
 import { createEnrollmentRepository, type EnrollmentRepository } from './enrollments.ts'
 import { createIdempotencyRepository, type IdempotencyRepository } from './idempotency.ts'
+import { createManagedAccountRepository, type ManagedAccountRepository } from './managed-accounts.ts'
 import { createPrintJobRepository, type PrintJobRepository } from './print-jobs.ts'
 import { createPrinterRepository, type PrinterRepository } from './printers.ts'
 import { createReleasePinRepository, type ReleasePinRepository } from './release-pins.ts'
@@ -24,6 +26,8 @@ export interface Storage {
   printJobs: PrintJobRepository
   idempotency: IdempotencyRepository
   releasePins: ReleasePinRepository
+  applications: ApplicationRepository
+  managedAccounts: ManagedAccountRepository
   /** Whether the database answers a query now (readiness probe); false once closed or failing. */
   ping(): Promise<boolean>
   /**
@@ -106,6 +110,8 @@ function repositoriesOn(sql: Sql) {
     printJobs: createPrintJobRepository(sql),
     idempotency: createIdempotencyRepository(sql),
     releasePins: createReleasePinRepository(sql),
+    applications: createApplicationRepository(sql),
+    managedAccounts: createManagedAccountRepository(sql),
   }
 }
 

@@ -2,7 +2,7 @@ import { readdir, rm } from 'node:fs/promises'
 import { arch, hostname, platform } from 'node:os'
 import path from 'node:path'
 import type { Logger } from 'pino'
-import type { HubPayload } from '../protocol/hub-messages.ts'
+import type { HubPayload, HubUpdate } from '../protocol/hub-messages.ts'
 import { PROTOCOL_VERSION } from '../protocol/hub-messages.ts'
 import { CloudClient } from './cloud/cloud-client.ts'
 import type { HubIdentity } from './cloud/identity.ts'
@@ -51,6 +51,14 @@ export interface AgentOptions {
   timings?: Partial<AgentTimings>
   /** Render worker processes shared by the printers (HUB_RENDER_WORKERS); 2 by default. */
   renderWorkers?: number
+  /** The self-update (hub/update/hub-updater.ts): told of each connect and of `run_release`. */
+  updates?: AgentUpdates
+}
+
+export interface AgentUpdates {
+  connected(): void
+  runRelease(version: string): void
+  report(): HubUpdate | undefined
 }
 
 /** Two: one printer's slow PDF does not hold another's, and a Pi keeps its memory. */
@@ -99,6 +107,7 @@ export class HubAgent {
       keepaliveSeconds: options.keepaliveSeconds,
       logger: logger.child({ name: 'mqtt' }),
       onConnected: () => {
+        this.#o.updates?.connected()
         this.#publishState()
         void this.flush()
       },
@@ -108,7 +117,17 @@ export class HubAgent {
     })
   }
 
+  /** Sends the state again (the update's progress changed). */
+  stateChanged(): void {
+    this.#publishState()
+  }
+
   start(): void {
+    if (this.#spool.version.newer)
+      this.#o.logger.info(
+        { spool_version: this.#spool.version.now },
+        'the spool was written by a newer release; this one reads it as it is',
+      )
     for (const printJobId of this.#spool.recoverInterrupted()) {
       this.#o.logger.warn(
         {
@@ -236,6 +255,10 @@ export class HubAgent {
       this.#publishState()
       return
     }
+    if (command.command === 'run_release') {
+      this.#o.updates?.runRelease(command.version)
+      return
+    }
     // Dropping and starting to print are each one transaction of the spool: whichever comes first wins,
     // and the answer tells the cloud which (docs/job-lifecycle.md).
     const job = this.#spool.find(command.print_job_id)
@@ -253,12 +276,14 @@ export class HubAgent {
 
   #publishState(): void {
     if (!this.#session.connected) return
+    const update = this.#o.updates?.report()
     this.#session
       .publish('state', {
         v: PROTOCOL_VERSION,
         agent_version: AGENT_VERSION,
         host: { hostname: hostname(), platform: platform(), arch: arch() },
         printers: this.#registry.report(),
+        ...(update && { update }),
       })
       .catch((error: unknown) => this.#o.logger.debug({ err: error }, 'state not sent'))
   }

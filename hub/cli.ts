@@ -19,6 +19,8 @@ import {
 import { PrinterUriError, parsePrinterUri, printerUriOf } from './printers/printer-uri.ts'
 import { Backoff } from './session/backoff.ts'
 import { createTransport } from './transports/open-transport.ts'
+import { HubUpdater } from './update/hub-updater.ts'
+import { InstallLayout } from './update/install-layout.ts'
 
 /**
  * The hub CLI (DESIGN: Stable operator interface):
@@ -27,6 +29,11 @@ import { createTransport } from './transports/open-transport.ts'
  * need no token. Errors are one line on stderr with a non-zero exit.
  */
 class UsageError extends Error {}
+
+/** The exit status that asks the service manager to start the hub again, now in the release just switched to. */
+const EXIT_RESTART_INTO_RELEASE = 3
+/** A new release has this long, from the switch, to connect to the cloud before it is rolled back. */
+const DEFAULT_UPDATE_TRIAL_MS = 120_000
 
 /** Timings from the environment (tests shorten them); each a whole number of milliseconds. */
 function timingsFromEnv(env: NodeJS.ProcessEnv): Partial<AgentTimings> {
@@ -106,6 +113,7 @@ async function run(args: string[]): Promise<void> {
   const timings = timingsFromEnv(process.env)
   const renderWorkers = renderWorkersFromEnv(process.env)
   const retryMaxMs = wholeMilliseconds(process.env, 'HUB_CLOUD_RETRY_MAX_MS') ?? 30_000
+  const trialMs = wholeMilliseconds(process.env, 'HUB_UPDATE_TRIAL_MS') ?? DEFAULT_UPDATE_TRIAL_MS
   // Parsed here first so that a bad URI is a usage error before anything else happens.
   const configured = values.printer ?? []
   const ippPrinters = configured.filter(isIppUri).map(parseIppPrinterUri)
@@ -117,13 +125,14 @@ async function run(args: string[]): Promise<void> {
   // Until the agent runs there is nothing to close: a signal while the cloud is awaited ends the process.
   let agent: HubAgent | undefined
   let stopping = false
-  const stop = (signal: string) => {
+  const stop = (signal: string, exitCode = 0) => {
     if (stopping) return
     stopping = true
     logger.info({ signal }, 'hub stopping')
-    if (!agent) process.exit(0)
+    updater.stop()
+    if (!agent) process.exit(exitCode)
     agent.stop().then(
-      () => process.exit(0),
+      () => process.exit(exitCode),
       (error: unknown) => {
         logger.error({ err: error }, 'hub stop failed')
         process.exit(1)
@@ -132,6 +141,25 @@ async function run(args: string[]): Promise<void> {
   }
   process.on('SIGTERM', () => stop('SIGTERM'))
   process.on('SIGINT', () => stop('SIGINT'))
+  // First, so that a release on trial gives up in time even while the cloud does not answer at all.
+  const updater = new HubUpdater({
+    layout: InstallLayout.fromEnv(process.env),
+    running: AGENT_VERSION,
+    cloudUrl,
+    trialMs,
+    logger: logger.child({ name: 'update' }),
+    async restartInto(flip) {
+      if (stopping || !agent) throw new Error('the hub is stopping')
+      stopping = true
+      updater.stop()
+      await agent.stop()
+      flip()
+      process.exit(EXIT_RESTART_INTO_RELEASE)
+    },
+    onChange: () => agent?.stateChanged(),
+    giveUp: (reason) => stop(`release on trial: ${reason}`, 1),
+  })
+  updater.start()
 
   const wait: WaitForCloudOptions = {
     cloudUrl,
@@ -154,6 +182,7 @@ async function run(args: string[]): Promise<void> {
     logger,
     timings,
     renderWorkers,
+    updates: updater,
   })
   agent.start()
   logger.info(

@@ -23,7 +23,10 @@ import { cacheDir, nodeRuntime } from './runtime.ts'
 
 const run = promisify(execFile)
 
-/** Where the hub lives once installed; the tarball and the package hold the same tree. */
+/**
+ * Where the hub lives once installed; the tarball and the package hold the same tree: the launcher
+ * bin/print-hub, the release in releases/X.Y.Z and `current` pointing at it (docs/hub-updates.md).
+ */
 export const INSTALL_ROOT = 'opt/print-hub'
 /** The release's manifest in the build's output directory, read by `ota publish`. */
 export const MANIFEST = 'release.json'
@@ -68,13 +71,11 @@ export async function buildRelease(options: BuildOptions): Promise<ReleaseManife
   const work = mkdtempSync(path.join(tmpdir(), 'ota-build-'))
   try {
     const stage = path.join(work, 'root')
-    const app = path.join(stage, INSTALL_ROOT)
+    const installRoot = path.join(stage, INSTALL_ROOT)
+    const app = path.join(installRoot, 'releases', version)
     await bundleHub(root, app, version)
     copyRuntimeDependencies(root, EXTERNAL_PACKAGES, path.join(app, 'node_modules'))
     cpSync(runtime.dir, path.join(app, 'runtime'), { recursive: true })
-    mkdirSync(path.join(app, 'bin'), { recursive: true })
-    copyFileSync(path.join(root, 'packaging/print-hub.sh'), path.join(app, 'bin/print-hub'))
-    chmodSync(path.join(app, 'bin/print-hub'), 0o755)
     mkdirSync(path.join(app, 'share'), { recursive: true })
     writeFileSync(path.join(app, 'share/release-key.pem'), options.publicKeyPem)
     const builtAt = new Date().toISOString()
@@ -82,6 +83,11 @@ export async function buildRelease(options: BuildOptions): Promise<ReleaseManife
       path.join(app, 'release.json'),
       `${JSON.stringify({ version, architecture, node_version: runtime.version, built_at: builtAt }, null, 2)}\n`,
     )
+    // The launcher sits outside the releases: it is what rolls a failed release back.
+    mkdirSync(path.join(installRoot, 'bin'), { recursive: true })
+    copyFileSync(path.join(root, 'packaging/print-hub.sh'), path.join(installRoot, 'bin/print-hub'))
+    chmodSync(path.join(installRoot, 'bin/print-hub'), 0o755)
+    symlinkSync(`releases/${version}`, path.join(installRoot, 'current'))
     mkdirSync(path.join(stage, 'usr/bin'), { recursive: true })
     symlinkSync(`/${INSTALL_ROOT}/bin/print-hub`, path.join(stage, 'usr/bin/print-hub'))
     stageSystemFiles(root, stage)

@@ -60,7 +60,7 @@ export function stageControl(
     'Description: print hub agent for receipt, label and office printers',
     ' Connects the receipt and label printers (USB, serial, network) and IPP printers of a site to the',
     ' print cloud: it spools jobs on disk, renders PDFs with Ghostscript and reports printer health.',
-    ` It carries its own Node.js ${fields.nodeVersion} runtime under /opt/print-hub/runtime.`,
+    ` It carries its own Node.js ${fields.nodeVersion} runtime in each release under /opt/print-hub/releases.`,
     '',
   ].join('\n')
   writeFileSync(path.join(debian, 'control'), control)

@@ -26,7 +26,7 @@ const CATALOG_HEADERS = {
   ETag: header('A strong validator of the catalog: send it back in If-None-Match for a 304.'),
   'Cache-Control': header(`\`${CATALOG_CACHE}\`.`),
   'X-Catalog-Signature': header(
-    'The Ed25519 signature of the response body, byte for byte, in Base64, by the release key whose public half ships in every hub package (/opt/print-hub/share/release-key.pem).',
+    'The Ed25519 signature of the response body, byte for byte, in Base64, by the release key whose public half ships in every hub package (/opt/print-hub/current/share/release-key.pem).',
   ),
   'X-Catalog-Key-Id': header('The release key: the first 16 hex digits of SHA-256 of its DER public key.'),
 }

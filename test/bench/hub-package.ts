@@ -59,7 +59,7 @@ export async function benchHubPackage(): Promise<void> {
         execFileSync('dpkg-deb', ['--info', path.join(work, 'out', deb.filename)], { encoding: 'utf8' }),
       )?.[1],
     )
-    const runtimeMb = statSync(path.join(scratch, 'opt/print-hub/runtime/bin/node')).size / 1e6
+    const runtimeMb = statSync(path.join(scratch, 'opt/print-hub/current/runtime/bin/node')).size / 1e6
 
     // The tsx hub: enrolled, idle, restarted (hub-footprint.ts).
     const cloud = await startCloudProcess()

@@ -1,6 +1,6 @@
 import { type ChildProcess, execFileSync, spawn } from 'node:child_process'
 import { createHash, createPublicKey, verify } from 'node:crypto'
-import { readFileSync, statSync } from 'node:fs'
+import { readFileSync, readlinkSync, statSync } from 'node:fs'
 import path from 'node:path'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import type { Catalog } from '../../ota/catalog.ts'
@@ -16,6 +16,7 @@ import {
 import { exitOf, hasExited, runCli, waitForLogLine } from '../helpers/cli.ts'
 import { makePdf } from '../helpers/pdf.ts'
 import { type PrinterSimulator, startPrinterSimulator } from '../simulators/printer-simulator.ts'
+import { otaBuild } from './ota-build.ts'
 
 // `ota build` once for this whole file (about 25 s here; the Node.js runtime package is fetched once into
 // OTA_CACHE_DIR, ~/.cache/print-hub-ota by default), then: the package inspected with dpkg-deb, unpacked
@@ -27,6 +28,8 @@ const VERSION = '1.4.2'
 const ARCH = process.arch === 'arm64' ? 'arm64' : 'amd64'
 const DEB = `print-hub_${VERSION}_${ARCH}.deb`
 const TARBALL = `print-hub_${VERSION}_linux-${ARCH}.tar.gz`
+/** The release's directory in the package (docs/hub-updates.md); /opt/print-hub/current points at it. */
+const RELEASE = `opt/print-hub/releases/${VERSION}`
 const BUILD_TIMEOUT_MS = 300_000
 
 let outDir: string
@@ -55,22 +58,7 @@ beforeAll(async () => {
   const keygen = runCli('ota/cli.ts', ['keygen', '--out', path.join(work, 'keys')], {})
   keyFile = (JSON.parse(keygen.stdout) as { private_key_file: string }).private_key_file
   const t0 = Date.now()
-  const build = await new Promise<{ status: number | null; stdout: string; stderr: string }>((resolve) => {
-    const child = spawn(
-      process.execPath,
-      ['--import', 'tsx', 'ota/cli.ts', 'build', '--version', VERSION, '--out', outDir],
-      { env: { ...process.env, OTA_SIGNING_KEY: keyFile }, stdio: ['ignore', 'pipe', 'pipe'] },
-    )
-    let stdout = ''
-    let stderr = ''
-    child.stdout.on('data', (c: Buffer) => {
-      stdout += c
-    })
-    child.stderr.on('data', (c: Buffer) => {
-      stderr += c
-    })
-    child.on('exit', (status) => resolve({ status, stdout, stderr }))
-  })
+  const build = await otaBuild(VERSION, outDir, keyFile)
   buildMs = Date.now() - t0
   expect(build.stderr).toBe('')
   expect(build.status).toBe(0)
@@ -122,9 +110,9 @@ describe('the Debian package', () => {
     const listing = dpkgDeb('--contents', path.join(outDir, DEB)).trim().split('\n')
     for (const line of listing) expect(line, line).toMatch(/^[-dl][-rwx]{9} root\/root /)
     const paths = pathsOf(listing.map((line) => line.split(/\s+/).slice(5).join(' ')))
-    expect(paths.filter((p) => !p.startsWith('opt/print-hub/node_modules/'))).toEqual(
+    // dpkg-deb writes symlinks after the other files: compared in name order.
+    expect(paths.filter((p) => !p.startsWith(`${RELEASE}/node_modules/`)).sort()).toEqual(
       [
-        '',
         'etc',
         'etc/default',
         'etc/default/print-hub',
@@ -139,32 +127,39 @@ describe('the Debian package', () => {
         'opt/print-hub',
         'opt/print-hub/bin',
         'opt/print-hub/bin/print-hub',
-        'opt/print-hub/lib',
-        'opt/print-hub/lib/hub.mjs',
-        'opt/print-hub/lib/hub.mjs.LEGAL.txt',
-        'opt/print-hub/lib/render-worker-process.mjs',
-        'opt/print-hub/node_modules',
-        'opt/print-hub/release.json',
-        'opt/print-hub/runtime',
-        'opt/print-hub/runtime/LICENSE',
-        'opt/print-hub/runtime/bin',
-        'opt/print-hub/runtime/bin/node',
-        'opt/print-hub/share',
-        'opt/print-hub/share/release-key.pem',
+        'opt/print-hub/current',
+        'opt/print-hub/releases',
+        RELEASE,
+        `${RELEASE}/lib`,
+        `${RELEASE}/lib/hub.mjs`,
+        `${RELEASE}/lib/hub.mjs.LEGAL.txt`,
+        `${RELEASE}/lib/render-worker-process.mjs`,
+        `${RELEASE}/node_modules`,
+        `${RELEASE}/release.json`,
+        `${RELEASE}/runtime`,
+        `${RELEASE}/runtime/LICENSE`,
+        `${RELEASE}/runtime/bin`,
+        `${RELEASE}/runtime/bin/node`,
+        `${RELEASE}/share`,
+        `${RELEASE}/share/release-key.pem`,
         'usr',
         'usr/bin',
         'usr/bin/print-hub',
-      ].filter((p) => p !== ''),
+      ].sort(),
     )
-    const modules = paths.filter((p) => p.startsWith('opt/print-hub/node_modules/'))
+    // `current` is a relative symlink to the release, so that a self-update can flip it (rename over it).
+    expect(listing.find((line) => / \.\/opt\/print-hub\/current -> /.test(line))).toMatch(
+      new RegExp(`^l.* ./opt/print-hub/current -> releases/${VERSION.replaceAll('.', '\\.')}$`),
+    )
+    const modules = paths.filter((p) => p.startsWith(`${RELEASE}/node_modules/`))
     // The native addons, built for this architecture, and nothing built for another or left from building.
     const addons = modules.filter((p) => p.endsWith('.node'))
     expect(addons).toEqual(
       expect.arrayContaining([
-        'opt/print-hub/node_modules/better-sqlite3/build/Release/better_sqlite3.node',
-        'opt/print-hub/node_modules/ghostscript4js/build/Release/ghostscript4js.node',
-        `opt/print-hub/node_modules/usb/prebuilds/linux-${process.arch}/node.napi.glibc.node`,
-        `opt/print-hub/node_modules/@serialport/bindings-cpp/prebuilds/linux-${process.arch}/@serialport+bindings-cpp.glibc.node`,
+        `${RELEASE}/node_modules/better-sqlite3/build/Release/better_sqlite3.node`,
+        `${RELEASE}/node_modules/ghostscript4js/build/Release/ghostscript4js.node`,
+        `${RELEASE}/node_modules/usb/prebuilds/linux-${process.arch}/node.napi.glibc.node`,
+        `${RELEASE}/node_modules/@serialport/bindings-cpp/prebuilds/linux-${process.arch}/@serialport+bindings-cpp.glibc.node`,
       ]),
     )
     expect(addons.filter((p) => /prebuilds\/(?!linux-(x64|arm64)\/)/.test(p))).toEqual([])
@@ -187,6 +182,7 @@ describe('the Debian package', () => {
       'StateDirectory=print-hub',
       'NoNewPrivileges=yes',
       'ProtectSystem=strict',
+      'ReadWritePaths=/opt/print-hub',
       'ProtectHome=yes',
       'PrivateTmp=yes',
       'WantedBy=multi-user.target',
@@ -277,8 +273,10 @@ describe('the packaged hub, unpacked and run from its built JavaScript', () => {
 
   it('runs the carried runtime on the bundle, with no tsx, and reports the release version', async () => {
     const cmdline = readFileSync(`/proc/${hub.pid}/cmdline`, 'utf8').split('\0')
-    expect(cmdline[0]).toBe(path.join(scratch, 'opt/print-hub/runtime/bin/node'))
-    expect(cmdline[1]).toBe(path.join(scratch, 'opt/print-hub/lib/hub.mjs'))
+    // The launcher execs the release `current` points at.
+    expect(cmdline[0]).toBe(path.join(scratch, 'opt/print-hub/current/runtime/bin/node'))
+    expect(cmdline[1]).toBe(path.join(scratch, 'opt/print-hub/current/lib/hub.mjs'))
+    expect(readlinkSync(`/proc/${hub.pid}/exe`)).toBe(path.join(scratch, RELEASE, 'runtime/bin/node'))
     expect(cmdline.join(' ')).not.toContain('tsx')
     await expect
       .poll(async () => {
@@ -312,9 +310,7 @@ describe('the packaged hub, unpacked and run from its built JavaScript', () => {
     expect(publish.stderr).toBe('')
     const res = await fetch(`${cloud.url}/agent-download-api/v1/releases`)
     const body = Buffer.from(await res.arrayBuffer())
-    const packagedKey = createPublicKey(
-      readFileSync(path.join(scratch, 'opt/print-hub/share/release-key.pem')),
-    )
+    const packagedKey = createPublicKey(readFileSync(path.join(scratch, RELEASE, 'share/release-key.pem')))
     const signature = Buffer.from(res.headers.get('x-catalog-signature') ?? '', 'base64')
     expect(verify(null, body, packagedKey, signature)).toBe(true)
     const catalog = JSON.parse(body.toString('utf8')) as Catalog

@@ -27,7 +27,9 @@ const ENVIRONMENT = `environment:
   HUB_UNREACHABLE_TIMEOUT_MS       how long a job waits for an unreachable printer or cloud (300000)
   HUB_RECHECK_MS                   how often a waiting job looks at its printer again (5000)
   HUB_RENDER_DEADLINE_MS           Ghostscript's time to render one PDF before the job fails (60000)
-  HUB_RENDER_WORKERS               Ghostscript worker processes shared by the printers, 1 to 8 (2)`
+  HUB_RENDER_WORKERS               Ghostscript worker processes shared by the printers, 1 to 8 (2)
+  HUB_UPDATE_TRIAL_MS              how long a release the hub updated itself to has to connect to the cloud
+                                   before it is rolled back (120000; docs/hub-updates.md)`
 
 export const RUN_HELP = `usage: hub run --cloud URL --data DIR [--enroll TOKEN] [--printer URI]...
 

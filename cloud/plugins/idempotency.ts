@@ -147,6 +147,8 @@ export const idempotencyPlugin = fp<IdempotencyOptions>(
                 'This Idempotency-Key was already used with a different request.',
               )
             }
+            // A sealed answer holds secrets (cloud/partner/sealed-replay.ts): no cache may keep its replay.
+            if (sealing) reply.header('cache-control', 'private, no-store')
             return reply
               .code(sealing?.replayStatus ?? state.statusCode)
               .header('idempotent-replayed', 'true')

@@ -1,4 +1,4 @@
-import { randomUUID } from 'node:crypto'
+import { createSign, KeyObject, randomUUID } from 'node:crypto'
 import { type CryptoKey, exportJWK, generateKeyPair, type JWTPayload, SignJWT } from 'jose'
 import { applicationKeyFrom } from '../../../cloud/developer/public-keys.ts'
 import type { Storage } from '../../../cloud/storage/storage.ts'
@@ -62,4 +62,24 @@ export async function signAssertion(
   const payload: Record<string, unknown> = { iat: now, exp: now + 300, jti: randomUUID(), ...claims }
   for (const [name, value] of Object.entries(payload)) if (value === undefined) delete payload[name]
   return new SignJWT(payload).setProtectedHeader({ alg: 'RS256', ...header }).sign(privateKey)
+}
+
+/**
+ * The same assertion as `assertion()`, signed synchronously with node:crypto (for generators that cannot
+ * await, such as fast-check arbitraries).
+ */
+export function assertionSync(app: TestApplication, audience: string): string {
+  const now = Math.floor(Date.now() / 1000)
+  const part = (value: unknown) => Buffer.from(JSON.stringify(value)).toString('base64url')
+  const input = `${part({ alg: 'RS256', kid: app.kid })}.${part({
+    iss: app.appId,
+    aud: audience,
+    iat: now,
+    exp: now + 300,
+    jti: randomUUID(),
+  })}`
+  const signature = createSign('RSA-SHA256')
+    .update(input)
+    .sign(KeyObject.from(app.keys.privateKey), 'base64url')
+  return `${input}.${signature}`
 }

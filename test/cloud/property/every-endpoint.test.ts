@@ -8,6 +8,8 @@ import { publishRelease } from '../../../ota/publish.ts'
 import { ERROR_CODES, type ErrorCode } from '../../../protocol/errors.ts'
 import { writeFakeBuild } from '../../helpers/fake-release.ts'
 import { bearer, createReceiptJob } from '../api/api-helpers.ts'
+import { assertionSync, registerApplication, type TestApplication } from '../developer/applications.ts'
+import { registerPartner } from '../partner/partner-helpers.ts'
 import { startTestCloud, type TestAccount, type TestCloud } from '../test-cloud.ts'
 import {
   authorizationVariants,
@@ -113,6 +115,8 @@ describe('no input produces a 5xx, at any endpoint', () => {
   let fullToken: string
   let readToken: string
   let enrollmentTokens: string[]
+  /** A partner application (developer and partner APIs take a fresh assertion of it each). */
+  let partner: TestApplication
 
   beforeAll(async () => {
     cloud = await startTestCloud({
@@ -166,6 +170,16 @@ describe('no input produces a 5xx, at any endpoint', () => {
     }
     await enroll(hubCredential)
     enrollmentTokens = [await enroll(''), await enroll(''), await enroll('')]
+    const registered = await registerPartner(cloud)
+    partner = registered
+    const managed = await registered.provision()
+    const otherApp = await registerApplication(cloud.storage, cloud.config.publicUrl, { partner: true })
+    const foreignInstallation = await cloud.storage.applications.install(otherApp.appId, account.accountId, [
+      'printers:read',
+    ])
+    pool.relationships = [managed.relationship_id]
+    pool.enrollments = [managed.agent_enrollment.enrollment_id]
+    pool.installations = [managed.installation_id, foreignInstallation.installation_id]
     const res = await cloud.app.inject({ method: 'GET', url: '/openapi.json' })
     operations = operationsOf(res.json() as OpenApiDocument)
   })
@@ -185,12 +199,31 @@ describe('no input produces a 5xx, at any endpoint', () => {
         'cancelPrintJob',
         'enrollAgent',
         'downloadAgentDocument',
+        'createInstallationAccessToken',
+        'listManagedAccounts',
+        'createManagedAccount',
+        'getManagedAccount',
+        'changeManagedAccountState',
+        'listAgentEnrollments',
+        'createAgentEnrollment',
+        'getAgentEnrollment',
       ]),
     )
   })
 
   /** The credential each part of the API takes: a hub credential, client credentials in the body, a token. */
+  /** A fresh application assertion for each request (each is accepted once). */
+  const assertion = () =>
+    fc.constant(null).map(() => `Bearer ${assertionSync(partner, cloud.config.publicUrl)}`)
+  const takesAssertion = (op: Operation) => /^\/(partner|developer)-api\//.test(op.path)
+
   function authorizationFor(op: Operation): fc.Arbitrary<string | undefined> {
+    if (takesAssertion(op)) {
+      return fc.oneof(
+        { weight: 9, arbitrary: assertion() },
+        { weight: 1, arbitrary: authorizationVariants(undefined) },
+      )
+    }
     if (op.path.startsWith('/agent-api/')) return authorizationVariants(`Bearer ${hubCredential}`)
     if (op.path === '/oauth/token') {
       const basic = Buffer.from(`${account.clientId}:${account.clientSecret}`).toString('base64')
@@ -214,6 +247,30 @@ describe('no input produces a 5xx, at any endpoint', () => {
       duplex_mode: fc.constantFrom('default', 'simplex'),
     })
     switch (op.operationId) {
+      case 'createManagedAccount':
+        return fc.record({
+          external_customer_id: fc.uuid(),
+          permissions: fc.subarray(
+            ['printers:read', 'documents:write', 'print_jobs:write', 'print_jobs:read'],
+            {
+              minLength: 1,
+            },
+          ),
+          agent_onboarding: fc.record({
+            return_uri: fc.constantFrom('https://pos.example/done', 'http://localhost:3000/cb'),
+            state: fc.uuid(),
+          }),
+        })
+      case 'createAgentEnrollment':
+        return fc.record({
+          agent_onboarding: fc.record({
+            return_uri: fc.constantFrom('https://pos.example/done', 'http://localhost:3000/cb'),
+            state: fc.uuid(),
+          }),
+        })
+      case 'createInstallationAccessToken':
+      case 'listManagedAccounts':
+        return fc.constant({})
       case 'createPrintJob':
         return receipt.map((fields) => ({ ...fields, document_id: pool.documents[0] }))
       case 'createPrintJobFromBase64':
@@ -229,6 +286,7 @@ describe('no input produces a 5xx, at any endpoint', () => {
   }
 
   function validAuthorization(op: Operation): fc.Arbitrary<string | undefined> {
+    if (takesAssertion(op)) return assertion()
     if (op.path.startsWith('/agent-api/')) return fc.constant(`Bearer ${hubCredential}`)
     if (op.path === '/oauth/token') return fc.constant(undefined)
     return fc.constant(bearer(fullToken).authorization)
@@ -300,7 +358,8 @@ describe('no input produces a 5xx, at any endpoint', () => {
         body: bodyFor(op, wellFormed),
         contentType: wellFormed ? fc.constant(null) : contentTypeVariants(),
         authorization: wellFormed ? validAuthorization(op) : authorizationFor(op),
-        idempotencyKey: fc.option(headerText, { freq: 2 }),
+        // The partner API requires the key: a well-formed request always has one.
+        idempotencyKey: wellFormed && takesAssertion(op) ? headerText : fc.option(headerText, { freq: 2 }),
         requestId: fc.option(headerText, { freq: 2 }),
       })
       .map(({ segments, query, body, contentType, authorization, idempotencyKey, requestId }) => {

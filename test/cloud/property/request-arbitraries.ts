@@ -31,6 +31,10 @@ export interface IdPool {
   installers: string[]
   /** Another account's ids (never disclosed). */
   foreign: string[]
+  /** The partner application's managed accounts, their enrollments, and app installations. */
+  relationships?: string[]
+  enrollments?: string[]
+  installations?: string[]
 }
 
 export interface GeneratedRequest {
@@ -97,15 +101,26 @@ const uuidString = fc.uuid().map((u) => u.toString())
 
 /** An id for a field or parameter: usually of the kind its name says, sometimes another one or none. */
 function pooledId(pool: IdPool, name: string): fc.Arbitrary<string> {
-  const kind = /filename/i.test(name)
-    ? pool.installers
-    : /printer/i.test(name)
-      ? pool.printers
-      : /document/i.test(name)
-        ? pool.documents
-        : /job/i.test(name)
-          ? pool.jobs
-          : [...pool.printers, ...pool.documents, ...pool.jobs, ...pool.agents]
+  const partnerKind = /^action$/.test(name)
+    ? ['suspend', 'resume', 'close']
+    : /relationship/i.test(name)
+      ? pool.relationships
+      : /enrollment/i.test(name)
+        ? pool.enrollments
+        : /installation/i.test(name)
+          ? pool.installations
+          : undefined
+  const kind = partnerKind?.length
+    ? partnerKind
+    : /filename/i.test(name)
+      ? pool.installers
+      : /printer/i.test(name)
+        ? pool.printers
+        : /document/i.test(name)
+          ? pool.documents
+          : /job/i.test(name)
+            ? pool.jobs
+            : [...pool.printers, ...pool.documents, ...pool.jobs, ...pool.agents]
   return fc.oneof(
     { weight: 8, arbitrary: fc.constantFrom(...kind) },
     { weight: 1, arbitrary: fc.constantFrom(...pool.agents, ...pool.jobs, ...pool.printers) },

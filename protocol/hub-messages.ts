@@ -57,6 +57,18 @@ export const HubUpdate = Type.Object({
 })
 export type HubUpdate = Static<typeof HubUpdate>
 
+/**
+ * Whether an update to `version` is settled for good: under way, or failed for a reason that trying again
+ * would not change (a download that broke off may be tried again). The cloud does not offer such a version to
+ * the hub again, and the hub does not start it again.
+ */
+export function updateSettled(update: HubUpdate | null | undefined, version: string): boolean {
+  if (update?.version !== version) return false
+  return (
+    update.status === 'in_progress' || (update.status === 'failed' && update.failure !== 'download_failed')
+  )
+}
+
 /** hub → cloud, on connect and whenever something changes: what runs where, and every printer's health. */
 export const HubState = Type.Object({
   v: V,

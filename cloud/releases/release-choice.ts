@@ -1,4 +1,4 @@
-import type { HubUpdate } from '../../protocol/hub-messages.ts'
+import { type HubUpdate, updateSettled } from '../../protocol/hub-messages.ts'
 
 /**
  * Which release a hub should run, and whether to tell it (docs/hub-updates.md). A version pinned for the hub
@@ -23,7 +23,7 @@ export function chooseRelease(
  * Whether the hub is to be told to run `choice`: not when it runs it already, when the catalog does not
  * list it (the hub could not download it), while its update to it is under way, or when its update to it
  * failed (a version that failed on a hub is not offered to that hub again: publish a fixed version, or pin
- * another one).
+ * another one), unless only the download failed.
  */
 export function shouldTell(
   choice: ReleaseChoice,
@@ -32,6 +32,6 @@ export function shouldTell(
 ): boolean {
   if (hub.running === choice.version) return false
   if (!catalogVersions.has(choice.version)) return false
-  if (hub.update?.version === choice.version && hub.update.status !== 'succeeded') return false
+  if (updateSettled(hub.update, choice.version)) return false
   return true
 }

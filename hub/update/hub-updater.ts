@@ -2,7 +2,7 @@ import { readFileSync } from 'node:fs'
 import { rm } from 'node:fs/promises'
 import type { Logger } from 'pino'
 import { readPublicKey } from '../../ota/catalog.ts'
-import type { HubUpdate } from '../../protocol/hub-messages.ts'
+import { type HubUpdate, updateSettled } from '../../protocol/hub-messages.ts'
 import type { InstallLayout } from './install-layout.ts'
 import { downloadInstaller, fetchCatalog, tarballOf, UpdateFailed } from './release-download.ts'
 import { installRelease, pruneReleases } from './release-install.ts'
@@ -115,6 +115,8 @@ export class HubUpdater {
   runRelease(version: string): void {
     const { layout, logger, running } = this.#o
     if (version === running || this.#working !== undefined || this.#trial !== undefined) return
+    // A command sent before the cloud heard of the failure: the cloud does not offer a failed version again.
+    if (updateSettled(this.#report, version)) return
     if (!layout) {
       if (this.#report?.version === version) return
       logger.warn(

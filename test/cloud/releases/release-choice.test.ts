@@ -45,6 +45,12 @@ describe('whether the hub is told', () => {
       false,
     )
     expect(shouldTell(choice, { running: '1.1.0', update: update('1.2.0', 'failed') }, CATALOG)).toBe(false)
+    const installerRejected = { ...update('1.2.0', 'failed'), failure: 'installer_rejected' } as const
+    expect(shouldTell(choice, { running: '1.1.0', update: installerRejected }, CATALOG)).toBe(false)
+  })
+  it('yes again when only the download failed', () => {
+    const downloadFailed = { ...update('1.2.0', 'failed'), failure: 'download_failed' } as const
+    expect(shouldTell(choice, { running: '1.1.0', update: downloadFailed }, CATALOG)).toBe(true)
   })
   it('no when the catalog does not list it (a pin to a release since withdrawn)', () => {
     expect(

@@ -229,6 +229,27 @@ describe('the hub updater', () => {
     await refused('installer_rejected', /longer than the catalog says/)
   })
 
+  it('does not start again a version that failed', async () => {
+    served.catalogText = served.catalogText.replace('"notes": ""', '"notes": "x"')
+    const u = updater()
+    const failed = await update(u, '1.1.0')
+    expect(failed).toMatchObject({ status: 'failed', failure: 'catalog_rejected' })
+    const changed = changes
+    u.runRelease('1.1.0')
+    expect(u.report()).toEqual(failed)
+    expect(changes).toBe(changed)
+  })
+
+  it('tries again, when told again, a version whose download failed', async () => {
+    served.files.clear()
+    const u = updater()
+    expect(await update(u, '1.1.0')).toMatchObject({ status: 'failed', failure: 'download_failed' })
+    served.files.set(tarballName('1.1.0'), tarball)
+    await update(u, '1.1.0')
+    expect(restarts).toBe(1)
+    expect(readlinkSync(layout.current)).toBe('releases/1.1.0')
+  })
+
   it('fails a release the catalog does not list, and one whose tarball holds another release', async () => {
     const u = updater()
     expect(await update(u, '2.0.0')).toMatchObject({ status: 'failed', failure: 'not_in_catalog' })

@@ -152,8 +152,14 @@ async function run(args: string[]): Promise<void> {
       if (stopping || !agent) throw new Error('the hub is stopping')
       stopping = true
       updater.stop()
-      await agent.stop()
-      flip()
+      // From here on the process ends whatever happens: in the new release, or (the switch failed) in this one.
+      await agent.stop().catch((error: unknown) => logger.error({ err: error }, 'hub stop failed'))
+      try {
+        flip()
+      } catch (error) {
+        logger.error({ err: error }, 'the switch to the new release failed; starting this release again')
+        process.exit(1)
+      }
       process.exit(EXIT_RESTART_INTO_RELEASE)
     },
     onChange: () => agent?.stateChanged(),

@@ -199,6 +199,13 @@ export class HubUpdater {
       layout.flipTo(version)
     } catch (error) {
       removeRecord(layout.trialFile)
+      writeResult(layout.resultFile, {
+        version,
+        status: 'failed',
+        failure: 'install_failed',
+        detail: `switching to it failed: ${(error as Error).message}`.slice(0, 500),
+        at: new Date(this.#now()).toISOString(),
+      })
       throw error
     }
     this.#o.logger.info({ version, previous: this.#o.running }, 'switched to the new release; restarting')

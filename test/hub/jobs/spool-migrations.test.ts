@@ -3,28 +3,8 @@ import Database from 'better-sqlite3'
 import { afterEach, beforeEach, describe, expect, it } from 'vitest'
 import { Spool } from '../../../hub/jobs/spool.ts'
 import { SPOOL_MIGRATIONS, type SpoolMigration } from '../../../hub/jobs/spool-migrations.ts'
-import type { JobOffer } from '../../../protocol/hub-messages.ts'
-import { PRINT_OPTION_DEFAULTS } from '../../../protocol/print-job.ts'
 import { tempDir } from '../../helpers/temp-dir.ts'
-
-const PRINTER = 'socket://127.0.0.1:9100'
-const offer = (n: number): JobOffer => ({
-  v: 1,
-  print_job_id: `00000000-0000-4000-8000-${String(n).padStart(12, '0')}`,
-  printer_id: '11111111-1111-4111-8111-111111111111',
-  printer_key: PRINTER,
-  document: {
-    document_id: '22222222-2222-4222-8222-222222222222',
-    url: 'http://127.0.0.1:1/agent-api/v1/documents/22222222-2222-4222-8222-222222222222',
-    sha256: 'a'.repeat(64),
-    size_bytes: 10,
-    format: 'raw',
-    raw_language: 'escpos',
-  },
-  options: PRINT_OPTION_DEFAULTS,
-  created_at: new Date(Date.UTC(2026, 10, 22, 0, 0, n)).toISOString(),
-  expires_at: new Date(Date.UTC(2026, 10, 23)).toISOString(),
-})
+import { offer, SPOOL_PRINTER as PRINTER } from './job-offers.ts'
 
 /** What a later release might add: a column with a default and a table (additive, as the rules say). */
 const NEXT_RELEASE: SpoolMigration[] = [

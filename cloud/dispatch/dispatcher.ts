@@ -203,6 +203,9 @@ export class Dispatcher {
   /** `missed`: the sweep's offer of a job never offered, sent only by the node whose claim applied. */
   async #offer(job: DispatchableJob, missed = false): Promise<void> {
     const { publicUrl, pendingExpirySeconds } = this.#o
+    // A suspended account's jobs are not offered (its hubs keep what they hold); the sweep offers the ones
+    // never offered once it is resumed (docs/developer-platform.md).
+    if (!(await this.#o.storage.accounts.isActive(job.account_id))) return
     if (!(await this.#lifecycle.offered(job.print_job_id, new Date(), missed))) {
       if (missed) return
       // A cancel was requested meanwhile: the hub is asked to drop the job instead of being offered it.

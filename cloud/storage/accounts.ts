@@ -10,6 +10,8 @@ export interface Account {
 export interface AccountRepository {
   create(name: string): Promise<Account>
   findById(accountId: string): Promise<Account | undefined>
+  /** Whether the account is active (not suspended or closed: docs/developer-platform.md); false if unknown. */
+  isActive(accountId: string): Promise<boolean>
   /** Every account, oldest first (for the operator's CLI). */
   listAll(): Promise<Account[]>
 }
@@ -24,6 +26,14 @@ export function createAccountRepository({ db }: Sql): AccountRepository {
     },
     findById: (accountId) =>
       db.selectFrom('accounts').select(columns).where('account_id', '=', accountId).executeTakeFirst(),
+    async isActive(accountId) {
+      const row = await db
+        .selectFrom('accounts')
+        .select('state')
+        .where('account_id', '=', accountId)
+        .executeTakeFirst()
+      return row?.state === 'active'
+    },
     listAll: () => db.selectFrom('accounts').select(columns).orderBy('created_at').execute(),
   }
 }

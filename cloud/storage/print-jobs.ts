@@ -246,11 +246,14 @@ export function createPrintJobRepository(sql: Sql): PrintJobRepository {
     async unofferedToOnlineHubs(cutoff, limit) {
       const rows = await dispatch()
         .innerJoin('agents as a', 'a.agent_id', 'p.agent_id')
+        .innerJoin('accounts as ac', 'ac.account_id', 'j.account_id')
         .where('j.status', '=', 'pending')
         .where('j.created_at', '<', cutoff)
         .where('j.offered_at', 'is', null)
         .where('j.cancel_requested_at', 'is', null)
         .where('a.online', '=', 1)
+        // A suspended account's jobs wait; they are offered once it is resumed.
+        .where('ac.state', '=', 'active')
         .orderBy('j.created_at')
         .limit(limit)
         .execute()

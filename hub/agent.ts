@@ -56,6 +56,8 @@ export interface AgentOptions {
 }
 
 export interface AgentUpdates {
+  /** Whether this hub can update itself (it runs from an installed release). */
+  readonly updatable: boolean
   connected(): void
   runRelease(version: string): void
   report(): HubUpdate | undefined
@@ -284,6 +286,7 @@ export class HubAgent {
         host: { hostname: hostname(), platform: platform(), arch: arch() },
         printers: this.#registry.report(),
         ...(update && { update }),
+        ...(this.#o.updates?.updatable && { updatable: true }),
       })
       .catch((error: unknown) => this.#o.logger.debug({ err: error }, 'state not sent'))
   }

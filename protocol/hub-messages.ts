@@ -81,6 +81,11 @@ export const HubState = Type.Object({
   printers: Type.Array(HubPrinter, { maxItems: 256 }),
   /** Absent when the hub has not updated itself since it was installed. */
   update: Type.Optional(HubUpdate),
+  /**
+   * The hub runs from an installed release and updates itself when told `run_release`. Hubs of releases
+   * before self-updates, and hubs run from a checkout, leave it out and are not told.
+   */
+  updatable: Type.Optional(Type.Boolean()),
 })
 export type HubState = Static<typeof HubState>
 

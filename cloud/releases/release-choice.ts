@@ -20,16 +20,18 @@ export function chooseRelease(
 }
 
 /**
- * Whether the hub is to be told to run `choice`: not when it runs it already, when the catalog does not
+ * Whether the hub is to be told to run `choice`: not when it cannot update itself (it said so in its state),
+ * not when it runs it already, when the catalog does not
  * list it (the hub could not download it), while its update to it is under way, or when its update to it
  * failed (a version that failed on a hub is not offered to that hub again: publish a fixed version, or pin
  * another one), unless only the download failed.
  */
 export function shouldTell(
   choice: ReleaseChoice,
-  hub: { running: string; update: HubUpdate | null },
+  hub: { running: string; updatable: boolean; update: HubUpdate | null },
   catalogVersions: ReadonlySet<string>,
 ): boolean {
+  if (!hub.updatable) return false
   if (hub.running === choice.version) return false
   if (!catalogVersions.has(choice.version)) return false
   if (updateSettled(hub.update, choice.version)) return false

@@ -49,7 +49,8 @@ export class ReleaseRollout {
     }
     const choice = chooseRelease(before, served.catalog.current.version)
     const versions = new Set(served.catalog.releases.map((r) => r.version))
-    if (!shouldTell(choice, { running: state.agent_version, update }, versions)) return
+    const hub = { running: state.agent_version, updatable: state.updatable === true, update }
+    if (!shouldTell(choice, hub, versions)) return
     logger.debug(
       { agent_id: agentId, version: choice.version, source: choice.source },
       'hub told its release',

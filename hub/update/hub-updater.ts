@@ -60,6 +60,10 @@ export class HubUpdater {
     this.#now = options.now ?? Date.now
   }
 
+  get updatable(): boolean {
+    return this.#o.layout !== undefined
+  }
+
   /** Reads the last result, and starts the trial clock if this release is on trial. */
   start(): void {
     const { layout, logger, running } = this.#o

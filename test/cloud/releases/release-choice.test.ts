@@ -26,35 +26,68 @@ describe('which release a hub runs', () => {
 describe('whether the hub is told', () => {
   const choice = { version: '1.2.0', source: 'catalog' } as const
   it('yes when it runs another release and has not tried this one', () => {
-    expect(shouldTell(choice, { running: '1.1.0', update: null }, CATALOG)).toBe(true)
+    expect(shouldTell(choice, { running: '1.1.0', updatable: true, update: null }, CATALOG)).toBe(true)
     // An older update that went well, or one to another version that failed, does not hold it back.
-    expect(shouldTell(choice, { running: '1.1.0', update: update('1.1.0', 'succeeded') }, CATALOG)).toBe(true)
-    expect(shouldTell(choice, { running: '1.1.0', update: update('1.1.5', 'failed') }, CATALOG)).toBe(true)
+    expect(
+      shouldTell(
+        choice,
+        { running: '1.1.0', updatable: true, update: update('1.1.0', 'succeeded') },
+        CATALOG,
+      ),
+    ).toBe(true)
+    expect(
+      shouldTell(choice, { running: '1.1.0', updatable: true, update: update('1.1.5', 'failed') }, CATALOG),
+    ).toBe(true)
     // Pinned back to an older release: a downgrade is an update like another.
     expect(
-      shouldTell({ version: '1.0.0', source: 'hub_pin' }, { running: '1.2.0', update: null }, CATALOG),
+      shouldTell(
+        { version: '1.0.0', source: 'hub_pin' },
+        { running: '1.2.0', updatable: true, update: null },
+        CATALOG,
+      ),
     ).toBe(true)
   })
+  it('no when it cannot update itself (an older release, or a hub run from a checkout)', () => {
+    expect(shouldTell(choice, { running: '1.1.0', updatable: false, update: null }, CATALOG)).toBe(false)
+  })
   it('no when it runs it already', () => {
-    expect(shouldTell(choice, { running: '1.2.0', update: update('1.2.0', 'succeeded') }, CATALOG)).toBe(
-      false,
-    )
+    expect(
+      shouldTell(
+        choice,
+        { running: '1.2.0', updatable: true, update: update('1.2.0', 'succeeded') },
+        CATALOG,
+      ),
+    ).toBe(false)
   })
   it('no while its update to it is under way, and never again once that update failed', () => {
-    expect(shouldTell(choice, { running: '1.1.0', update: update('1.2.0', 'in_progress') }, CATALOG)).toBe(
-      false,
-    )
-    expect(shouldTell(choice, { running: '1.1.0', update: update('1.2.0', 'failed') }, CATALOG)).toBe(false)
+    expect(
+      shouldTell(
+        choice,
+        { running: '1.1.0', updatable: true, update: update('1.2.0', 'in_progress') },
+        CATALOG,
+      ),
+    ).toBe(false)
+    expect(
+      shouldTell(choice, { running: '1.1.0', updatable: true, update: update('1.2.0', 'failed') }, CATALOG),
+    ).toBe(false)
     const installerRejected = { ...update('1.2.0', 'failed'), failure: 'installer_rejected' } as const
-    expect(shouldTell(choice, { running: '1.1.0', update: installerRejected }, CATALOG)).toBe(false)
+    expect(
+      shouldTell(choice, { running: '1.1.0', updatable: true, update: installerRejected }, CATALOG),
+    ).toBe(false)
   })
   it('yes again when only the download failed', () => {
     const downloadFailed = { ...update('1.2.0', 'failed'), failure: 'download_failed' } as const
-    expect(shouldTell(choice, { running: '1.1.0', update: downloadFailed }, CATALOG)).toBe(true)
+    expect(shouldTell(choice, { running: '1.1.0', updatable: true, update: downloadFailed }, CATALOG)).toBe(
+      true,
+    )
   })
   it('no when the catalog does not list it (a pin to a release since withdrawn)', () => {
     expect(
-      shouldTell({ version: '0.9.0', source: 'hub_pin' }, { running: '1.1.0', update: null }, CATALOG),
+      shouldTell(
+        { version: '0.9.0', source: 'hub_pin' },
+        { running: '1.1.0', updatable: true, update: null },
+        CATALOG,
+      ),
     ).toBe(false)
   })
 })

@@ -11,12 +11,13 @@ import type { HubPayload, HubUpdate } from '../../../protocol/hub-messages.ts'
 import { writeFakeBuild } from '../../helpers/fake-release.ts'
 import { tempDir } from '../../helpers/temp-dir.ts'
 
-const state = (version: string, update?: HubUpdate): HubPayload<'state'> => ({
+const state = (version: string, update?: HubUpdate, updatable = true): HubPayload<'state'> => ({
   v: 1,
   agent_version: version,
   host: { hostname: 'pi', platform: 'linux', arch: 'arm64' },
   printers: [],
   ...(update && { update }),
+  ...(updatable && { updatable }),
 })
 
 describe('release roll-out: what a hub is told after its state report (real SQLite, a signed catalog)', () => {
@@ -109,6 +110,13 @@ describe('release roll-out: what a hub is told after its state report (real SQLi
     await publish('1.2.0')
     await rollout.stateReported(hubId, state('1.0.0', failed))
     expect(told()).toEqual([{ v: 1, command: 'run_release', version: '1.2.0' }])
+  })
+
+  it('a hub that does not say it can update itself is not told (a release from before self-updates)', async () => {
+    await publish('1.0.0')
+    await publish('1.1.0')
+    await rollout.stateReported(hubId, state('1.0.0', undefined, false))
+    expect(told()).toEqual([])
   })
 
   it('an unknown hub is ignored', async () => {

@@ -42,8 +42,9 @@ export async function startCloud(
   config: CloudConfig,
   logger: Logger = createLogger(config),
 ): Promise<RunningCloud> {
-  // Refused before anything is touched: a busy port, or DATA_DIR served by another cloud.
-  await refuseBusyPorts(config)
+  // Refused before anything is touched: a busy port, or DATA_DIR served by another cloud. With MQTT_URL the
+  // cloud listens for no MQTT, so MQTT_PORT (perhaps Mosquitto's own, on this host) is not its to check.
+  await refuseBusyPorts({ ...config, mqttPort: config.mqttUrl ? 0 : config.mqttPort })
   // DATA_DIR's lock keeps a second cloud off its SQLite file. On PostgreSQL DATA_DIR holds only documents (and
   // releases), in a directory every node mounts: the nodes share it, so none locks it.
   const lock = config.databaseUrl ? { release() {} } : lockDataDir(config.dataDir)

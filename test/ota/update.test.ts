@@ -131,6 +131,8 @@ beforeAll(async () => {
     expect(build.stderr).toBe('')
     expect(build.status).toBe(0)
   }
+  const tarballBytes = readFileSync(path.join(out[NEW]!, tarballOf(NEW))).length
+  console.info(`a self-update downloads ${(tarballBytes / 1e6).toFixed(1)} MB (${tarballOf(NEW)})`)
   const mqttPort = await freePort()
   relay = await startTcpProxy(mqttPort)
   cloud = await startCloudProcess({ mqttPort, env: { MQTT_PUBLIC_URL: `mqtt://127.0.0.1:${relay.port}` } })

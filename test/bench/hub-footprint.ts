@@ -28,7 +28,7 @@ function statusField(status: string, field: string): number {
 }
 
 /** RSS in MB of any process, from /proc/<pid>/status. */
-function rssOf(pid: number): number {
+export function rssOf(pid: number): number {
   return statusField(readFileSync(`/proc/${pid}/status`, 'utf8'), 'VmRSS') / 1024
 }
 

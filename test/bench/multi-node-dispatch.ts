@@ -1,0 +1,92 @@
+import { ESCPOS_RECEIPT } from '../cloud/test-cloud.ts'
+import { type Fleet, wallNow } from './multi-node-fleet.ts'
+import { type Summary, summarize } from './stats.ts'
+
+/**
+ * d. of the multi-node benchmark: jobs created through the cloud's API and offered over MQTT to many
+ * connected hubs. One ESC/POS document is uploaded (POST /api/v1/documents); then `count` jobs are created
+ * with POST /api/v1/print-jobs, the printer of hub 0, 1, 2, … in turn, the nodes in turn, `inFlight` requests
+ * at a time per node. Counted at the simulated hubs: each job's offer (`hubs/<id>/job-offer`) received.
+ */
+export interface Dispatch {
+  /** Jobs answered 201 per second: first request sent → last answer. */
+  createdPerSecond: number
+  /** Jobs whose offer reached their hub per second: first request sent → last offer received. */
+  dispatchedPerSecond: number
+  /** Distinct jobs offered (each hub may be offered a job again when it reconnects: counted once). */
+  offers: number
+  /** Distinct hubs that received an offer (each has one printer). */
+  hubs: number
+  failed: number
+  /** The job's created_at (the cloud's clock, ms) → its offer's arrival at the hub. */
+  latency: Summary
+}
+
+async function uploadDocument(url: string, token: string): Promise<string> {
+  const form = new FormData()
+  form.append('document_format', 'raw')
+  form.append('document_raw_language', 'escpos')
+  form.append('file', new Blob([ESCPOS_RECEIPT]), 'receipt.bin')
+  const res = await fetch(`${url}/api/v1/documents`, {
+    method: 'POST',
+    headers: { authorization: `Bearer ${token}` },
+    body: form,
+  })
+  if (res.status !== 201) throw new Error(`document upload answered ${res.status}: ${await res.text()}`)
+  return ((await res.json()) as { document_id: string }).document_id
+}
+
+export async function createJobs(
+  fleet: Fleet,
+  nodeUrls: string[],
+  token: string,
+  printerIds: string[],
+  count: number,
+  inFlight: number,
+): Promise<Dispatch> {
+  const documentId = await uploadDocument(nodeUrls[0]!, token)
+  const offersBefore = (await fleet.status()).offers
+  const headers = { authorization: `Bearer ${token}`, 'content-type': 'application/json' }
+  let next = 0
+  let failed = 0
+  let firstError = ''
+  const t0 = wallNow()
+  await Promise.all(
+    nodeUrls.flatMap((url) =>
+      Array.from({ length: inFlight }, async () => {
+        while (next < count) {
+          const n = next++
+          const res = await fetch(`${url}/api/v1/print-jobs`, {
+            method: 'POST',
+            headers,
+            body: JSON.stringify({ document_id: documentId, printer_id: printerIds[n % printerIds.length] }),
+          })
+          if (res.status !== 201) {
+            failed++
+            firstError ||= `${res.status} ${await res.text()}`
+          } else await res.arrayBuffer()
+        }
+      }),
+    ),
+  )
+  const createdAt = wallNow()
+  if (failed > 0)
+    console.log(`  warning: ${failed} job requests failed, the first: ${firstError.slice(0, 300)}`)
+  const expected = count - failed
+  await fleet
+    .until((s) => s.offers - offersBefore >= expected, 120_000)
+    .catch((error: unknown) => console.log(`  warning: ${(error as Error).message}`))
+  const first = new Map<string, { at: number; created: string; printerId: string }>()
+  for (const [id, at, created, printerId] of await fleet.offers())
+    if (!first.has(id)) first.set(id, { at, created, printerId })
+  const offered = [...first.values()]
+  const lastAt = Math.max(...offered.map((offer) => offer.at))
+  return {
+    createdPerSecond: count / ((createdAt - t0) / 1000),
+    dispatchedPerSecond: offered.length / ((lastAt - t0) / 1000),
+    offers: offered.length,
+    hubs: new Set(offered.map((offer) => offer.printerId)).size,
+    failed,
+    latency: summarize(offered.map((offer) => offer.at - Date.parse(offer.created))),
+  }
+}

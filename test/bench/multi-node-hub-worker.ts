@@ -1,0 +1,130 @@
+import pino from 'pino'
+import { MqttSession } from '../../hub/session/mqtt-session.ts'
+import { type HubPrinter, PROTOCOL_VERSION } from '../../protocol/hub-messages.ts'
+
+/**
+ * One process of simulated hubs for the multi-node benchmark (started by multi-node-fleet.ts, driven over its
+ * IPC channel). Each simulated hub is the real hub's own MQTT session (hub/session/mqtt-session.ts: its
+ * credential as login, its own `job-offer` and `command` subscriptions, presence online after each connect
+ * with the offline presence as last will, reconnects with the hub's exponential backoff and full jitter) and,
+ * as the real agent does on every connect, sends its state report with one printer; it acknowledges each
+ * offer it receives (`job-ack`) and reports the job printed at once, so that jobs do not pile up unfinished.
+ * Nothing is printed: the figure is the offer's arrival.
+ */
+export interface WorkerHub {
+  agentId: string
+  credential: string
+}
+
+export type ToWorker =
+  | {
+      type: 'start'
+      mqttUrl: string
+      keepaliveSeconds: number
+      hubs: WorkerHub[]
+      printer: HubPrinter
+      /** Sessions started per second (the fleet's first connections are spread, as hubs power up). */
+      startsPerSecond: number
+    }
+  | { type: 'mark' }
+  | { type: 'status' }
+  | { type: 'offers' }
+
+export interface WorkerStatus {
+  type: 'status'
+  /** Sessions connected now (subscribed, presence acknowledged). */
+  connected: number
+  /** Sessions that completed a connect since the last `mark`. */
+  connectedSinceMark: number
+  /** Wall-clock ms of the latest connect since the last `mark` (0: none). */
+  lastConnectAt: number
+  /** Connections lost or refused so far, each followed by a backoff delay (the hub's `mqtt connection lost`). */
+  retries: number
+  offers: number
+}
+
+/** print_job_id, arrival (wall-clock ms), the job's created_at (ISO), printer_id */
+export type OfferArrival = [string, number, string, string]
+
+const now = () => performance.timeOrigin + performance.now()
+
+const sessions: MqttSession[] = []
+const connectedAt: number[] = []
+let mark = Number.POSITIVE_INFINITY
+let retries = 0
+const offers: OfferArrival[] = []
+
+// The session logs each lost connection once with its backoff delay; counted, not printed.
+const logger = pino(
+  { level: 'info' },
+  {
+    write(line: string) {
+      if (line.includes('"mqtt connection lost"')) retries++
+      else if (line.includes('"level":50') || line.includes('"level":60')) process.stderr.write(line)
+    },
+  },
+)
+
+function start(message: Extract<ToWorker, { type: 'start' }>): void {
+  const { hubs, printer } = message
+  hubs.forEach((hub, index) => {
+    const session: MqttSession = new MqttSession({
+      mqttUrl: message.mqttUrl,
+      agentId: hub.agentId,
+      credential: hub.credential,
+      keepaliveSeconds: message.keepaliveSeconds,
+      logger,
+      onConnected() {
+        connectedAt[index] = now()
+        session
+          .publish('state', {
+            v: PROTOCOL_VERSION,
+            agent_version: '0.0.0-bench',
+            host: { hostname: `bench-${hub.agentId.slice(0, 8)}`, platform: 'linux', arch: 'arm64' },
+            printers: [{ ...printer, health: { ...printer.health, checked_at: new Date().toISOString() } }],
+          })
+          .catch(() => {})
+      },
+      onOffer(offer) {
+        offers.push([offer.print_job_id, now(), offer.created_at, offer.printer_id])
+        // As the real hub reports a job it spooled and printed (without its `printing` report in between).
+        const job = { v: PROTOCOL_VERSION, print_job_id: offer.print_job_id } as const
+        session
+          .publish('job-ack', { ...job, at: new Date().toISOString() })
+          .then(() =>
+            session.publish('job-status', { ...job, status: 'printed', at: new Date().toISOString() }),
+          )
+          .catch(() => {})
+      },
+      onCommand() {},
+    })
+    sessions.push(session)
+    connectedAt.push(0)
+    setTimeout(() => session.start(), (index * 1000) / message.startsPerSecond)
+  })
+}
+
+function status(): WorkerStatus {
+  let connected = 0
+  let connectedSinceMark = 0
+  let lastConnectAt = 0
+  sessions.forEach((session, index) => {
+    if (session.connected) connected++
+    const at = connectedAt[index] ?? 0
+    if (at >= mark) {
+      connectedSinceMark++
+      lastConnectAt = Math.max(lastConnectAt, at)
+    }
+  })
+  return { type: 'status', connected, connectedSinceMark, lastConnectAt, retries, offers: offers.length }
+}
+
+process.on('message', (message: ToWorker) => {
+  if (message.type === 'start') start(message)
+  else if (message.type === 'mark') mark = now()
+  else if (message.type === 'status') process.send?.(status())
+  else if (message.type === 'offers') process.send?.({ type: 'offers', offers })
+})
+// The benchmark ended (or died): nothing here may outlive it.
+process.on('disconnect', () => process.exit(0))
+process.send?.({ type: 'ready' })

@@ -1,0 +1,444 @@
+import { execFileSync } from 'node:child_process'
+import { readdirSync } from 'node:fs'
+import { printerIdFor } from '../../cloud/auth/stable-id.ts'
+import type { HubPrinter } from '../../protocol/hub-messages.ts'
+import { RECEIPT_PRINTER } from '../cloud/test-cloud.ts'
+import { type CloudProcess, startCloudProcess, stopAll } from '../e2e/harness.ts'
+import { runCli } from '../helpers/cli.ts'
+import { startPostgres } from '../helpers/postgres-server.ts'
+import { startRedisServer } from '../helpers/redis-server.ts'
+import { tempDir } from '../helpers/temp-dir.ts'
+import { rssOf } from './hub-footprint.ts'
+import { startBenchMosquitto } from './multi-node-broker.ts'
+import { type BenchDatabase, openBenchDatabase } from './multi-node-database.ts'
+import { createJobs, type Dispatch } from './multi-node-dispatch.ts'
+import { type Fleet, startFleet, wallNow } from './multi-node-fleet.ts'
+import type { WorkerHub } from './multi-node-hub-worker.ts'
+import { enrollHubs } from './multi-node-provision.ts'
+import { formatSummary } from './stats.ts'
+
+/**
+ * Many hubs on the cloud beyond one machine (issue 9): Mosquitto (dynamic security, one client per hub) and
+ * two cloud nodes on PostgreSQL and Redis, beside the embedded single node (aedes in the cloud's process,
+ * SQLite) in the same run, with the same simulated hubs (multi-node-hub-worker.ts: the real hub's MQTT
+ * session, each with its own enrolled agent id and credential, confined to its own topics by the broker):
+ *   a. hubs held connected and authenticated at once, for a while;
+ *   b. the cloud nodes' resident memory (VmRSS) with all of them connected;
+ *   c. after the broker restarts (Mosquitto; for the embedded node, the node itself, since the broker runs
+ *      in it), the time until every hub has reconnected (connected, subscribed, presence acknowledged), the
+ *      hubs backing off with the real hub's exponential backoff and full jitter; and until the cloud has
+ *      marked every hub online in its database;
+ *   d. jobs dispatched per second to many connected hubs: POST /api/v1/print-jobs (one uploaded document,
+ *      printers of every hub in turn, the two nodes in turn) → the job's offer received by its hub; the rate
+ *      is jobs over the time from the first request sent to the last offer received.
+ */
+const env = process.env
+const HUBS = Number(env.BENCH_MULTI_NODE_HUBS ?? 19_500)
+const JOBS = Number(env.BENCH_MULTI_NODE_JOBS ?? 5_000)
+const CONNECTS_PER_SECOND = Number(env.BENCH_MULTI_NODE_CONNECTS_PER_SECOND ?? 2_000)
+const HOLD_MS = Number(env.BENCH_MULTI_NODE_HOLD_SECONDS ?? 10) * 1000
+/** How long after every hub is back the cloud's database may take to show them all online. */
+const CLOUD_CATCH_UP_MS = 30_000
+/** Requests in flight to each node while creating jobs. */
+const IN_FLIGHT = 32
+/** Hubs per worker process: far under the open-file limit (one descriptor per connection). */
+const PER_WORKER = 5_000
+/** The cloud's default HUB_KEEPALIVE_SECONDS (the hub's keep-alive is two thirds of it). */
+const KEEPALIVE_SECONDS = 30
+
+const PRINTER: HubPrinter = {
+  key: 'receipt',
+  name: 'Bench receipt printer',
+  uri: 'socket://192.0.2.10:9100',
+  languages: ['escpos'],
+  capabilities: { ...RECEIPT_PRINTER, document_formats: ['raw'] },
+  health: { state: 'ready', reasons: [], checked_at: new Date().toISOString() },
+}
+
+interface Figures {
+  name: string
+  connected: number
+  connectSeconds: number
+  cloudOnlineSeconds: number
+  connectRetries: number
+  heldConnected: number
+  rss: { name: string; mb: number }[]
+  brokerDescriptors?: number
+  reconnect: {
+    brokerDownSeconds: number
+    fromStopSeconds: number
+    fromUpSeconds: number
+    /** Hubs the cloud's database shows online again, and when all were (undefined: not within the bound). */
+    cloudOnline: number
+    cloudOnlineFromStopSeconds: number | undefined
+    retries: number
+  }
+  dispatch: Dispatch
+}
+
+/** As `ulimit -n` would: every process started from here may open as many files as the hard limit allows. */
+function raiseOpenFileLimit(): number {
+  const hard = Number(
+    execFileSync('prlimit', ['--pid', String(process.pid), '--nofile', '--output=HARD', '--noheadings'], {
+      encoding: 'utf8',
+    }).trim(),
+  )
+  execFileSync('prlimit', ['--pid', String(process.pid), `--nofile=${hard}:${hard}`])
+  return hard
+}
+
+/** Progress on stderr, so that a long run shows where it is. */
+const progress = (what: string) => process.stderr.write(`multi-node: ${what}\n`)
+const seconds = (fromMs: number, toMs: number) => (toMs - fromMs) / 1000
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms))
+const descriptorsOf = (pid: number) => readdirSync(`/proc/${pid}/fd`).length
+
+async function until(check: () => Promise<boolean>, timeoutMs: number, what: string): Promise<void> {
+  const deadline = Date.now() + timeoutMs
+  while (!(await check())) {
+    if (Date.now() > deadline) throw new Error(`${what}: not within ${timeoutMs / 1000} s`)
+    await sleep(100)
+  }
+}
+
+/** An API token with every scope the benchmark uses, through the CLI and the token endpoint. */
+async function accessToken(cloud: CloudProcess, accountId: string): Promise<string> {
+  const { client_id, client_secret } = cloud.cli([
+    'client',
+    'create',
+    '--account',
+    accountId,
+    '--scopes',
+    'documents:write,print_jobs:write,print_jobs:read',
+  ])
+  const res = await fetch(`${cloud.url}/oauth/token`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/x-www-form-urlencoded' },
+    body: new URLSearchParams({
+      grant_type: 'client_credentials',
+      client_id: client_id!,
+      client_secret: client_secret!,
+    }),
+  })
+  return ((await res.json()) as { access_token: string }).access_token
+}
+
+function createAccount(env: Record<string, string>): string {
+  const result = runCli('cloud/cli.ts', ['account', 'create', '--name', 'Bench fleet'], env)
+  if (result.status !== 0) throw new Error(`account create failed: ${result.stderr}`)
+  return (JSON.parse(result.stdout) as { account_id: string }).account_id
+}
+
+/** a and b: connect the fleet, wait until the cloud has them all online with their printers, hold. */
+async function connectAll(fleet: Fleet, database: BenchDatabase, startedAt: number) {
+  const since = new Date(startedAt).toISOString()
+  const connected = await fleet.until(
+    (s) => s.connected === HUBS,
+    (HUBS / CONNECTS_PER_SECOND) * 1000 + 60_000,
+  )
+  const connectSeconds = seconds(startedAt, wallNow())
+  await until(
+    async () => (await database.onlineSince(since)) === HUBS && (await database.printers()) === HUBS,
+    120_000,
+    'the cloud marking every hub online with its printer',
+  )
+  const cloudOnlineSeconds = seconds(startedAt, wallNow())
+  await sleep(HOLD_MS)
+  const held = await fleet.status()
+  return {
+    connectSeconds,
+    cloudOnlineSeconds,
+    connectRetries: connected.retries,
+    heldConnected: held.connected,
+  }
+}
+
+/** c: restart the broker; every hub back (per the hubs), then every hub online (per the cloud's database). */
+async function reconnectAll(
+  fleet: Fleet,
+  database: BenchDatabase,
+  restart: () => Promise<{ stopAt: number; downAt: number; upAt: number }>,
+) {
+  const before = (await fleet.status()).retries
+  await fleet.mark()
+  const { stopAt, downAt, upAt } = await restart()
+  const back = await fleet.until((s) => s.connectedSinceMark === HUBS && s.connected === HUBS, 180_000)
+  // Bounded: a presence the cloud never receives leaves its hub offline in the database until it reconnects.
+  const since = new Date(downAt).toISOString()
+  const deadline = Date.now() + CLOUD_CATCH_UP_MS
+  let online = await database.onlineSince(since)
+  while (online < HUBS && Date.now() < deadline) {
+    await sleep(200)
+    online = await database.onlineSince(since)
+  }
+  return {
+    brokerDownSeconds: seconds(stopAt, upAt),
+    fromStopSeconds: seconds(stopAt, back.lastConnectAt),
+    fromUpSeconds: seconds(upAt, back.lastConnectAt),
+    cloudOnline: online,
+    cloudOnlineFromStopSeconds: online === HUBS ? seconds(stopAt, wallNow()) : undefined,
+    retries: back.retries - before,
+  }
+}
+
+const printerIds = (hubs: WorkerHub[]) => hubs.map((hub) => printerIdFor(hub.agentId, PRINTER.key))
+
+const CLOUD_ENV = {
+  HUB_KEEPALIVE_SECONDS: String(KEEPALIVE_SECONDS),
+  PRINT_QUEUE_CAPACITY: '10000000',
+  RATE_LIMIT_PER_IP: '1000000000',
+  RATE_LIMIT_PER_ACCOUNT: '1000000000',
+}
+
+/** What the cloud processes warned about most (by message), for a run that failed. */
+function warnings(clouds: CloudProcess[]): string {
+  const counts = new Map<string, number>()
+  for (const cloud of clouds)
+    for (const line of cloud.logs.join('').split('\n')) {
+      const level = /"level":(\d+)/.exec(line)?.[1]
+      const msg = /"msg":"([^"]*)"/.exec(line)?.[1]
+      if (Number(level) >= 40 && msg) counts.set(msg, (counts.get(msg) ?? 0) + 1)
+    }
+  return [...counts].map(([msg, n]) => `  ${n} x ${msg}`).join('\n')
+}
+
+async function embedded(): Promise<Figures> {
+  const dataDir = tempDir('bench-embedded-')
+  let fleet: Fleet | undefined
+  let database: BenchDatabase | undefined
+  const clouds: CloudProcess[] = []
+  try {
+    const accountId = createAccount({ DATA_DIR: dataDir.path })
+    database = await openBenchDatabase({ dataDir: dataDir.path })
+    progress(`embedded: enrolling ${HUBS} hubs`)
+    const hubs = await enrollHubs(database.storage, accountId, HUBS, 1)
+    progress('embedded: starting the cloud node')
+    let cloud = await startCloudProcess({ dataDir: dataDir.path, env: CLOUD_ENV })
+    clouds.push(cloud)
+    const mqttUrl = `mqtt://127.0.0.1:${cloud.mqttPort}`
+    const startedAt = wallNow()
+    fleet = await startFleet({
+      mqttUrl,
+      keepaliveSeconds: KEEPALIVE_SECONDS,
+      hubs,
+      printer: PRINTER,
+      perWorker: PER_WORKER,
+      startsPerSecond: CONNECTS_PER_SECOND,
+    })
+    progress('embedded: connecting the hubs')
+    const connect = await connectAll(fleet, database, startedAt)
+    const rss = [{ name: 'cloud node (with aedes)', mb: rssOf(cloud.process.pid!) }]
+    progress(`embedded: creating ${JOBS} jobs`)
+    const token = await accessToken(cloud, accountId)
+    const dispatch = await createJobs(fleet, [cloud.url], token, printerIds(hubs), JOBS, IN_FLIGHT)
+    progress('embedded: restarting the node')
+    const reconnect = await reconnectAll(fleet, database, async () => {
+      const stopAt = wallNow()
+      await cloud.stop()
+      const downAt = wallNow()
+      cloud = await startCloudProcess({
+        dataDir: dataDir.path,
+        port: cloud.port,
+        mqttPort: cloud.mqttPort,
+        env: CLOUD_ENV,
+      })
+      clouds.push(cloud)
+      return { stopAt, downAt, upAt: wallNow() }
+    })
+    return { name: 'embedded: 1 node, aedes, SQLite', ...connect, connected: HUBS, rss, reconnect, dispatch }
+  } catch (error) {
+    console.log(`embedded node warnings:\n${warnings(clouds)}`)
+    throw error
+  } finally {
+    await fleet?.stop()
+    await stopAll()
+    await database?.close()
+    dataDir.remove()
+  }
+}
+
+async function multiNode(): Promise<Figures> {
+  const shared = tempDir('bench-nodes-')
+  const postgres = await startPostgres()
+  const stops: (() => Promise<void>)[] = [() => postgres.stop()]
+  let fleet: Fleet | undefined
+  const clouds: CloudProcess[] = []
+  try {
+    const databaseUrl = await postgres.createDatabase()
+    const redis = await startRedisServer()
+    stops.push(() => redis.stop())
+    const accountId = createAccount({ DATA_DIR: shared.path, DATABASE_URL: databaseUrl })
+    const database = await openBenchDatabase({ dataDir: shared.path, databaseUrl })
+    stops.push(() => database.close())
+    progress(`cluster: enrolling ${HUBS} hubs`)
+    const hubs = await enrollHubs(database.storage, accountId, HUBS, 8)
+    progress('cluster: starting Mosquitto and two cloud nodes')
+    const mosquitto = await startBenchMosquitto(hubs)
+    stops.push(() => mosquitto.stop())
+    const node = (clientId: string) =>
+      startCloudProcess({
+        dataDir: shared.path,
+        env: {
+          ...CLOUD_ENV,
+          DATABASE_URL: databaseUrl,
+          REDIS_URL: redis.url,
+          MQTT_URL: mosquitto.url,
+          MQTT_ADMIN_PASSWORD_FILE: mosquitto.passwordFile,
+          MQTT_CLIENT_ID: clientId,
+        },
+      })
+    const nodes = await Promise.all([node('bench-node-a'), node('bench-node-b')])
+    clouds.push(...nodes)
+    const startedAt = wallNow()
+    fleet = await startFleet({
+      mqttUrl: mosquitto.url,
+      keepaliveSeconds: KEEPALIVE_SECONDS,
+      hubs,
+      printer: PRINTER,
+      perWorker: PER_WORKER,
+      startsPerSecond: CONNECTS_PER_SECOND,
+    })
+    progress('cluster: connecting the hubs')
+    const connect = await connectAll(fleet, database, startedAt)
+    const rss = [
+      ...nodes.map((n, i) => ({ name: `cloud node ${'ab'[i]}`, mb: rssOf(n.process.pid!) })),
+      { name: 'mosquitto', mb: rssOf(mosquitto.pid()) },
+    ]
+    const brokerDescriptors = descriptorsOf(mosquitto.pid())
+    progress(`cluster: creating ${JOBS} jobs`)
+    const token = await accessToken(nodes[0]!, accountId)
+    const dispatch = await createJobs(
+      fleet,
+      nodes.map((n) => n.url),
+      token,
+      printerIds(hubs),
+      JOBS,
+      IN_FLIGHT,
+    )
+    progress('cluster: restarting Mosquitto')
+    const reconnect = await reconnectAll(fleet, database, () => mosquitto.restart())
+    return {
+      name: 'cluster: 2 nodes, Mosquitto, PostgreSQL, Redis',
+      ...connect,
+      connected: HUBS,
+      rss,
+      brokerDescriptors,
+      reconnect,
+      dispatch,
+    }
+  } catch (error) {
+    console.log(`cluster node warnings:\n${warnings(clouds)}`)
+    throw error
+  } finally {
+    await fleet?.stop()
+    await stopAll()
+    for (const stop of stops.reverse()) await stop().catch(() => {})
+    shared.remove()
+  }
+}
+
+function report(limit: number, e: Figures, m: Figures): void {
+  const ratio = (a: number, b: number) => (b === 0 ? 'n/a' : `${(a / b).toFixed(2)}x`)
+  const mb = (f: Figures) => f.rss.map((r) => `${r.name} ${r.mb.toFixed(0)} MB`).join(', ')
+  const nodeMb = (f: Figures) =>
+    f.rss.filter((r) => r.name.startsWith('cloud node')).reduce((sum, r) => sum + r.mb, 0)
+  const row = (label: string, a: string, b: string, r: string) =>
+    `  ${label.padEnd(44)} | ${a.padEnd(22)} | ${b.padEnd(22)} | ${r}`
+  const s = (x: number) => `${x.toFixed(1)} s`
+  const online = (f: Figures) =>
+    f.reconnect.cloudOnlineFromStopSeconds === undefined
+      ? `only ${f.reconnect.cloudOnline} after +${CLOUD_CATCH_UP_MS / 1000} s`
+      : s(f.reconnect.cloudOnlineFromStopSeconds)
+  const lines = [
+    '',
+    `many hubs: ${HUBS} simulated hubs (real hub MQTT session, own enrolled credential each) in ${Math.ceil(HUBS / PER_WORKER)} processes; open-file limit ${limit}`,
+    `  first connections paced at ${CONNECTS_PER_SECOND}/s; keep-alive ${Math.floor((KEEPALIVE_SECONDS * 2) / 3)} s; held ${HOLD_MS / 1000} s; ${JOBS} jobs, ${IN_FLIGHT} requests in flight per node`,
+    row('', e.name, m.name, 'ratio cluster/embedded'),
+    row(
+      'a. hubs connected and authenticated',
+      String(e.connected),
+      String(m.connected),
+      ratio(m.connected, e.connected),
+    ),
+    row(`   still connected after ${HOLD_MS / 1000} s`, String(e.heldConnected), String(m.heldConnected), ''),
+    row(
+      '   all connected (from first connect)',
+      s(e.connectSeconds),
+      s(m.connectSeconds),
+      ratio(m.connectSeconds, e.connectSeconds),
+    ),
+    row(
+      '   all online in the database',
+      s(e.cloudOnlineSeconds),
+      s(m.cloudOnlineSeconds),
+      ratio(m.cloudOnlineSeconds, e.cloudOnlineSeconds),
+    ),
+    row('   connections lost or refused meanwhile', String(e.connectRetries), String(m.connectRetries), ''),
+    row(
+      'b. cloud nodes VmRSS (sum)',
+      `${nodeMb(e).toFixed(0)} MB`,
+      `${nodeMb(m).toFixed(0)} MB`,
+      ratio(nodeMb(m), nodeMb(e)),
+    ),
+    `     embedded: ${mb(e)}`,
+    `     cluster:  ${mb(m)}; Mosquitto holds ${m.brokerDescriptors} descriptors`,
+    row(
+      'c. broker down (stop sent → listening)',
+      s(e.reconnect.brokerDownSeconds),
+      s(m.reconnect.brokerDownSeconds),
+      '',
+    ),
+    row(
+      '   every hub back (from stop sent)',
+      s(e.reconnect.fromStopSeconds),
+      s(m.reconnect.fromStopSeconds),
+      ratio(m.reconnect.fromStopSeconds, e.reconnect.fromStopSeconds),
+    ),
+    row(
+      '   every hub back (from listening again)',
+      s(e.reconnect.fromUpSeconds),
+      s(m.reconnect.fromUpSeconds),
+      ratio(m.reconnect.fromUpSeconds, e.reconnect.fromUpSeconds),
+    ),
+    row('   every hub online in the database', online(e), online(m), ''),
+    row(
+      '   failed attempts, each then backing off',
+      String(e.reconnect.retries),
+      String(m.reconnect.retries),
+      '',
+    ),
+    row(
+      'd. jobs created (201) per second',
+      e.dispatch.createdPerSecond.toFixed(0),
+      m.dispatch.createdPerSecond.toFixed(0),
+      ratio(m.dispatch.createdPerSecond, e.dispatch.createdPerSecond),
+    ),
+    row(
+      '   jobs dispatched per second (POST → offer)',
+      e.dispatch.dispatchedPerSecond.toFixed(0),
+      m.dispatch.dispatchedPerSecond.toFixed(0),
+      ratio(m.dispatch.dispatchedPerSecond, e.dispatch.dispatchedPerSecond),
+    ),
+    row('   distinct hubs offered a job', String(e.dispatch.hubs), String(m.dispatch.hubs), ''),
+    row(
+      '   offers received / jobs / failed requests',
+      `${e.dispatch.offers} / ${JOBS} / ${e.dispatch.failed}`,
+      `${m.dispatch.offers} / ${JOBS} / ${m.dispatch.failed}`,
+      '',
+    ),
+    `   created_at → offer at the hub, embedded: ${formatSummary(e.dispatch.latency, 0)}`,
+    `   created_at → offer at the hub, cluster:  ${formatSummary(m.dispatch.latency, 0)}`,
+  ]
+  for (const line of lines) console.log(line)
+}
+
+export async function benchMultiNode(): Promise<void> {
+  const limit = raiseOpenFileLimit()
+  if (limit < HUBS + 200)
+    console.log(
+      `warning: open-file limit ${limit} is below ${HUBS} hubs + 200: the broker cannot hold them all`,
+    )
+  const e = await embedded()
+  const m = await multiNode()
+  report(limit, e, m)
+}

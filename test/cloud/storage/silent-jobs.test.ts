@@ -113,11 +113,7 @@ describe.each(ENGINES)('silent jobs on %s', (engine) => {
 
     const found = await t.storage.printJobs.silentAtOnlineHubs(ago(MINUTE), 100)
     expect(found.map((each) => each.print_job_id)).toEqual(silent)
-    expect(found[2]).toMatchObject({
-      status: 'printing',
-
-      agent_id: expect.any(String),
-    })
+    expect(found[2]).toMatchObject({ status: 'printing', agent_id: expect.any(String) })
     expect(await t.storage.printJobs.silentAtOnlineHubs(ago(MINUTE), 2)).toHaveLength(2)
   })
 })

@@ -78,7 +78,13 @@ export class Housekeeping {
   async #runSteps(now: number, pass: HousekeepingPass): Promise<true> {
     const { storage } = this.#o
     const steps: [HousekeepingStep, () => number | Promise<number>][] = [
-      ['access_tokens', () => storage.apiClients.deleteExpiredTokens(now)],
+      // API clients' tokens and app installations' tokens alike.
+      [
+        'access_tokens',
+        async () =>
+          (await storage.apiClients.deleteExpiredTokens(now)) +
+          (await storage.applications.deleteExpiredTokens(now)),
+      ],
       ['idempotency_keys', () => storage.idempotency.deleteExpired(now)],
       ['documents', () => this.#purgeDocuments(now)],
       ['blobs', () => this.#deleteBlobs(now)],

@@ -148,6 +148,30 @@ describe('housekeeping (real SQLite file and blob directory)', () => {
     })
   })
 
+  it('purges expired installation tokens too', async () => {
+    const app = await storage.applications.create('App', false)
+    const installation = await storage.applications.install(app.app_id, accountId, ['printers:read'])
+    for (const [name, expiresAt] of [
+      ['expired', Date.now() - 1000],
+      ['live', Date.now() + HOUR],
+    ] as const) {
+      await storage.applications.storeToken(hashSecret(name), {
+        installation_id: installation.installation_id,
+        account_id: accountId,
+        scopes: ['printers:read'],
+        expires_at: expiresAt,
+      })
+    }
+
+    const pass = await housekeeping(() => Date.now()).runOnce()
+
+    expect(pass).toEqual({ access_tokens: 1, idempotency_keys: 0, documents: 0, blobs: 0, failed: [] })
+    expect(sql.prepare('SELECT count(*) FROM installation_tokens').pluck().get()).toBe(1)
+    expect(await storage.applications.findToken(hashSecret('live'), Date.now())).toMatchObject({
+      installation_id: installation.installation_id,
+    })
+  })
+
   it('purges expired idempotency records and keeps live ones', async () => {
     const now = Date.now()
     const scope = (key: string) => ({ accountId, endpoint: 'POST /api/v1/print-jobs', key })

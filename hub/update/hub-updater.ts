@@ -54,6 +54,8 @@ export class HubUpdater {
   #trialTimer: NodeJS.Timeout | undefined
   /** The version an update under way goes to. */
   #working: string | undefined
+  /** The hub is stopping: an update under way is abandoned, not failed. */
+  #stopped = false
 
   constructor(options: UpdaterOptions) {
     this.#o = options
@@ -86,6 +88,7 @@ export class HubUpdater {
   }
 
   stop(): void {
+    this.#stopped = true
     clearTimeout(this.#trialTimer)
   }
 
@@ -118,7 +121,8 @@ export class HubUpdater {
   /** The cloud says which release to run (command `run_release`). */
   runRelease(version: string): void {
     const { layout, logger, running } = this.#o
-    if (version === running || this.#working !== undefined || this.#trial !== undefined) return
+    if (this.#stopped || version === running || this.#working !== undefined || this.#trial !== undefined)
+      return
     // A command sent before the cloud heard of the failure: the cloud does not offer a failed version again.
     if (updateSettled(this.#report, version)) return
     if (!layout) {
@@ -145,6 +149,7 @@ export class HubUpdater {
 
   async #update(layout: InstallLayout, version: string): Promise<void> {
     const { logger, running, cloudUrl } = this.#o
+    const before = this.#report
     this.#report = { version, status: 'in_progress', at: new Date(this.#now()).toISOString() }
     this.#o.onChange()
     logger.info({ version, from: running }, 'update started')
@@ -166,6 +171,12 @@ export class HubUpdater {
       logger.info({ version }, 'update unpacked; switching once no job is printing')
       await this.#o.restartInto(() => this.#flip(layout, version))
     } catch (error) {
+      if (this.#stopped) {
+        // Stopped (a shutdown, a reboot) before the switch: nothing failed; the cloud says so again later.
+        this.#report = before
+        logger.info({ version }, 'update abandoned: the hub is stopping')
+        return
+      }
       const failed =
         error instanceof UpdateFailed ? error : new UpdateFailed('install_failed', (error as Error).message)
       const result: HubUpdate = {

@@ -250,6 +250,32 @@ describe('the hub updater', () => {
     expect(readlinkSync(layout.current)).toBe('releases/1.1.0')
   })
 
+  it('a hub stopped during an update abandons it without recording a failure', async () => {
+    const u = new HubUpdater({
+      layout,
+      running: '1.0.0',
+      cloudUrl,
+      trialMs: TRIAL_MS,
+      logger: pino({ level: 'silent' }),
+      // As hub/cli.ts does once a signal has stopped the hub.
+      restartInto: async () => {
+        throw new Error('the hub is stopping')
+      },
+      onChange: () => {},
+      giveUp: () => {},
+    })
+    u.start()
+    u.runRelease('1.1.0')
+    expect(u.report()).toMatchObject({ version: '1.1.0', status: 'in_progress' })
+    u.stop()
+    await expect.poll(() => u.report()).toBeUndefined()
+    expect(existsSync(layout.resultFile)).toBe(false)
+    expect(readlinkSync(layout.current)).toBe('releases/1.0.0')
+    // Once stopped it takes no new update.
+    u.runRelease('1.1.0')
+    expect(u.report()).toBeUndefined()
+  })
+
   it('fails a release the catalog does not list, and one whose tarball holds another release', async () => {
     const u = updater()
     expect(await update(u, '2.0.0')).toMatchObject({ status: 'failed', failure: 'not_in_catalog' })

@@ -23,7 +23,10 @@ export interface AgentRepository {
   /** The hub with this credential, unless it was revoked. */
   findByCredential(credentialHash: Buffer): Promise<AgentIdentity | undefined>
   findById(agentId: string): Promise<(Agent & { account_id: string }) | undefined>
-  /** The hub connected with this MQTT session. */
+  /**
+   * The hub connected with this MQTT session. Not a revoked hub: its `online` message may be handled after
+   * the revocation cut it off.
+   */
   markOnline(agentId: string, sessionId: string, at: string): Promise<void>
   /**
    * The hub's session ended. Only the current session may take the hub offline: the last will of an old
@@ -108,6 +111,7 @@ export function createAgentRepository({ db }: Sql): AgentRepository {
         .updateTable('agents')
         .set({ online: 1, session_id: sessionId, last_seen_at: at })
         .where('agent_id', '=', agentId)
+        .where('revoked_at', 'is', null)
         .execute()
     },
     async markOffline(agentId, sessionId, at) {

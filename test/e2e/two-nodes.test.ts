@@ -1,11 +1,10 @@
 import { randomUUID } from 'node:crypto'
-import { readFileSync } from 'node:fs'
 import path from 'node:path'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import type { PrintJob } from '../../protocol/print-job.ts'
-import { runCli } from '../helpers/cli.ts'
+import { startConfiguredMosquitto } from '../cloud/broker/mosquitto-peer.ts'
 import { freePort } from '../helpers/free-port.ts'
-import { type MosquittoServer, startMosquitto } from '../helpers/mosquitto-server.ts'
+import type { MosquittoServer } from '../helpers/mosquitto-server.ts'
 import { type PostgresServer, startPostgres } from '../helpers/postgres-server.ts'
 import { type RedisServer, startRedisServer } from '../helpers/redis-server.ts'
 import { startTcpProxy, type TcpProxy } from '../helpers/tcp-proxy.ts'
@@ -47,16 +46,7 @@ describe('two cloud nodes behind a load balancer, one killed mid-run', { timeout
     postgres = await startPostgres()
     redis = await startRedisServer()
     const databaseUrl = await postgres.createDatabase()
-    mosquitto = await startMosquitto({
-      config: ({ port, dir }) => {
-        const result = runCli('cloud/cli.ts', ['mosquitto-config', '--dir', dir], {
-          MQTT_URL: `mqtt://127.0.0.1:${port}`,
-          DATA_DIR: shared.path,
-        })
-        if (result.status !== 0) throw new Error(`mosquitto-config failed: ${result.stderr}`)
-        return readFileSync((JSON.parse(result.stdout) as { config_file: string }).config_file, 'utf8')
-      },
-    })
+    mosquitto = await startConfiguredMosquitto(shared.path)
     portA = await freePort()
     const portB = await freePort()
     balancer = await startTcpProxy([portA, portB])

@@ -32,13 +32,14 @@ describe('cloud CLI: release pin, unpin and status', () => {
   })
   afterAll(() => dir.remove())
 
+  // Each CLI call starts tsx (one to several seconds on a busy machine): the tests get room for that.
   it('refuses to pin before any release is published', () => {
     const result = cli(['release', 'pin', '--account', accountId, '--version', '1.0.0'])
     expect(result.status).toBe(1)
     expect(result.stderr).toMatch(/^cloud: no catalog to pin from: no release has been published\n$/)
-  })
+  }, 120_000)
 
-  it('pins an account and a hub to catalog releases; status says which release the hub is to run and why', async () => {
+  const publish = async () => {
     const privateKeyPem = generateKeyPairSync('ed25519')
       .privateKey.export({ type: 'pkcs8', format: 'pem' })
       .toString()
@@ -50,7 +51,11 @@ describe('cloud CLI: release pin, unpin and status', () => {
         dataDir: DATA_DIR,
         privateKeyPem,
       })
-    const status = () => json(['release', 'status', '--hub', hubId])
+  }
+  const status = () => json(['release', 'status', '--hub', hubId])
+
+  it('status: without pins, the catalog’s current release', async () => {
+    await publish()
     expect(status()).toEqual({
       agent_id: hubId,
       account_id: accountId,
@@ -61,6 +66,9 @@ describe('cloud CLI: release pin, unpin and status', () => {
       hub_pin: null,
       update: null,
     })
+  }, 120_000)
+
+  it('an account pin, then a hub pin before it', () => {
     expect(json(['release', 'pin', '--account', accountId, '--version', '1.1.0'])).toEqual({
       account_id: accountId,
       release_pin: '1.1.0',
@@ -71,6 +79,9 @@ describe('cloud CLI: release pin, unpin and status', () => {
       release_pin: '1.0.0',
     })
     expect(status()).toMatchObject({ release: '1.0.0', release_source: 'hub_pin', hub_pin: '1.0.0' })
+  }, 120_000)
+
+  it('unpinned, the hub follows the catalog again', () => {
     expect(json(['release', 'unpin', '--hub', hubId])).toEqual({ agent_id: hubId, release_pin: null })
     expect(json(['release', 'unpin', '--account', accountId])).toEqual({
       account_id: accountId,
@@ -82,7 +93,7 @@ describe('cloud CLI: release pin, unpin and status', () => {
       account_pin: null,
       hub_pin: null,
     })
-  })
+  }, 120_000)
 
   it('refuses a version the catalog does not list, a malformed one, an unknown target, and both targets at once', () => {
     const unknown = cli(['release', 'pin', '--hub', hubId, '--version', '9.9.9'])
@@ -98,5 +109,5 @@ describe('cloud CLI: release pin, unpin and status', () => {
     expect(both.status).toBe(2)
     expect(both.stderr).toMatch(/^cloud: give either --account ACCOUNT_ID or --hub HUB_ID\n/)
     expect(cli(['release', 'status', '--hub', 'nope']).stderr).toBe('cloud: no hub nope\n')
-  })
+  }, 120_000)
 })

@@ -164,7 +164,7 @@ describe('a hub updates itself, with jobs in flight', () => {
   beforeAll(async () => {
     // Out of paper: jobs wait in the spool while the update runs.
     hub = await installHub('Updating', true)
-  }, 60_000)
+  }, 120_000)
 
   it('switches to the release chosen for it, and every job prints once, in order, after the switch', async () => {
     expect(current(hub)).toBe(`releases/${OLD}`)
@@ -222,7 +222,7 @@ describe('a release that does not reconnect in time is rolled back', () => {
   let hub: InstalledHub
   beforeAll(async () => {
     hub = await installHub('Rolling back', true)
-  }, 60_000)
+  }, 120_000)
 
   it('goes back to the previous release by itself; the cloud records the failure; jobs print once', async () => {
     const spooled = await api.printRaw(hub.printerId, receipt('spooled'), 'escpos')
@@ -304,7 +304,7 @@ describe('a tampered catalog or installer is refused and reported', () => {
       writeFileSync(installerFile(), original)
       await hub.hub.stop()
     }
-  }, 60_000)
+  }, 120_000)
 
   it('a catalog signed by another key than the one in the hub’s package', async () => {
     const hub = await installHub('Tampered catalog')
@@ -332,5 +332,5 @@ describe('a tampered catalog or installer is refused and reported', () => {
         copyFileSync(path.join(forged, `${file}.real`), path.join(releases, file))
       await hub.hub.stop()
     }
-  }, 60_000)
+  }, 120_000)
 })

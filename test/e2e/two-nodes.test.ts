@@ -169,6 +169,14 @@ describe('two cloud nodes behind a load balancer, one killed mid-run', { timeout
       expect(simulator.received().length).toBe(expected)
     }
     expect(new Set(jobs.map((entry) => entry.via))).toEqual(new Set(['balancer', 'a', 'b']))
+    // The hub's presence, recorded by whichever node got its message, is the same through both.
+    for (const node of [nodeA, nodeB]) {
+      const agents = await new ApiClient(node.url, accessToken).request<{ data: { online: boolean }[] }>(
+        'GET',
+        '/api/v1/agents',
+      )
+      expect(agents.body.data.map((agent) => agent.online)).toEqual([true])
+    }
     const asked = [nodeA, nodeB]
       .flatMap((node) => node.logs.join('').split('\n'))
       .filter((line) => line.includes('hubs asked about silent jobs'))

@@ -19,6 +19,11 @@ import type { Storage } from '../storage/storage.ts'
 export const ASSERTION_MAX_LIFETIME_SECONDS = 600
 export const ASSERTION_CLOCK_SKEW_SECONDS = 60
 const MAX_JTI_LENGTH = 256
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i
+/** A key id as stored: printable ASCII (a JWK's own kid, or a base64url thumbprint). */
+const KID = /^[\x20-\x7e]{1,200}$/
+/** jti values the service stores: no control characters. */
+const JTI = /^\P{Cc}+$/u
 
 /** Why an assertion was refused, as told to the caller (error_description of the 401). */
 export class AssertionRefused extends Error {
@@ -79,12 +84,15 @@ export async function verifyAssertion(assertion: string, check: AssertionCheck):
   if (typeof unverified.iss !== 'string' || unverified.iss === '') {
     throw new AssertionRefused('iss (the app id) is missing')
   }
-  const application = await check.storage.applications.findById(unverified.iss)
+  // App ids are UUIDs; anything else names no application (and is never sent to the database).
+  const application = UUID.test(unverified.iss)
+    ? await check.storage.applications.findById(unverified.iss)
+    : undefined
   if (!application) throw new AssertionRefused('iss names no application')
-  const keys = await check.storage.applications.keys(
-    application.app_id,
-    typeof kid === 'string' ? kid : undefined,
-  )
+  if (kid !== undefined && (typeof kid !== 'string' || !KID.test(kid))) {
+    throw new AssertionRefused('kid names no key of this application')
+  }
+  const keys = await check.storage.applications.keys(application.app_id, kid)
   if (keys.length === 0) throw new AssertionRefused('kid names no key of this application')
   let verified: JWTPayload | undefined
   let failure: unknown
@@ -113,8 +121,8 @@ export async function verifyAssertion(assertion: string, check: AssertionCheck):
   if (exp - iat > ASSERTION_MAX_LIFETIME_SECONDS) {
     throw new AssertionRefused(`exp is more than ${ASSERTION_MAX_LIFETIME_SECONDS} s after iat`)
   }
-  if (typeof jti !== 'string' || jti === '' || jti.length > MAX_JTI_LENGTH) {
-    throw new AssertionRefused(`jti must be a string of 1 to ${MAX_JTI_LENGTH} characters`)
+  if (typeof jti !== 'string' || !JTI.test(jti) || jti.length > MAX_JTI_LENGTH) {
+    throw new AssertionRefused(`jti must be 1 to ${MAX_JTI_LENGTH} characters, none a control character`)
   }
   // Kept until it would have been refused as expired anyway (exp plus the clock skew allowed).
   const keepUntil = (exp + ASSERTION_CLOCK_SKEW_SECONDS) * 1000

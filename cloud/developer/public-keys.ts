@@ -45,6 +45,9 @@ export async function applicationKeyFrom(text: string): Promise<ApplicationKey> 
     throw new Error(`the RSA key has ${bits} bits; RS256 needs at least ${MIN_RSA_BITS}`)
   const { n, e } = key.export({ format: 'jwk' })
   const jwk: JWK = { kty: 'RSA', n, e }
-  const kid = typeof ownKid === 'string' && ownKid !== '' ? ownKid : await calculateJwkThumbprint(jwk)
+  if (ownKid !== undefined && (typeof ownKid !== 'string' || !/^[\x20-\x7e]{1,200}$/.test(ownKid))) {
+    throw new Error('the JWK kid must be 1 to 200 printable ASCII characters')
+  }
+  const kid = typeof ownKid === 'string' ? ownKid : await calculateJwkThumbprint(jwk)
   return { kid, jwk: { ...jwk, kid, alg: 'RS256', use: 'sig' } }
 }

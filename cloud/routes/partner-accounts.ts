@@ -6,6 +6,7 @@ import { ListQuery, Page } from '../../protocol/pagination.ts'
 import {
   ACCOUNT_ACTIONS,
   CreateManagedAccountRequest,
+  ExternalCustomerId,
   ManagedAccount,
   PartnerIdempotencyKey,
   ProvisionedManagedAccount,
@@ -44,7 +45,7 @@ export const partnerAccountRoutes: FastifyPluginAsync<PartnerApiOptions> = async
         querystring: Type.Object(
           {
             ...ListQuery.properties,
-            external_customer_id: Type.Optional(Type.String({ minLength: 1, maxLength: 160 })),
+            external_customer_id: Type.Optional(ExternalCustomerId),
           },
           { additionalProperties: false },
         ),

@@ -25,13 +25,13 @@ const MAX_INTERVAL_MS = 10 * 60_000
 /**
  * Asks hubs again about the jobs they hold of which nothing was heard for a while, because a hub's report can
  * be lost after the broker took it: a cloud node killed after the broker delivered the report and before it
- * was recorded (docs/architecture.md, "A node that dies"). The hub's answer is its current state of the job, which
- * it sends whatever it was asked (hub/jobs/spool.ts): a repeated offer of a job it has is acknowledged again,
- * or its final status sent again; a `cancel_job` of a job that started is answered with `printing` or the
- * final status. A job that started is asked with `cancel_job`, never offered again, so that a hub that lost its
- * spool cannot print it twice; a job whose cancel was requested is asked to be dropped again. Every answer
- * is a compare-and-set, so a repeated one changes nothing. The nodes take turns (Storage.exclusively); each
- * node asks about a job at doubling intervals.
+ * was recorded (docs/architecture.md, "A node that dies"). The hub's answer is its current state of the job,
+ * which it sends whatever it was asked (hub/jobs/spool.ts): a repeated offer of a job it has is acknowledged
+ * again, or its final status sent again; a `cancel_job` of a job that started is answered with `printing` or
+ * the final status. A job that started is asked with `cancel_job`, never offered again, so that a hub that
+ * lost its spool cannot print it twice; a job whose cancel was requested is asked to be dropped again. Every
+ * answer is a compare-and-set, so a repeated one changes nothing. The nodes take turns
+ * (Storage.exclusively); each node asks about a job at doubling intervals.
  */
 export class SilentJobs {
   readonly #o: SilentJobsOptions

@@ -89,3 +89,32 @@ describe.each(['sqlite', 'postgres'] as const)('the partner API on %s', (engine)
     }
   })
 })
+
+describe('two cloud nodes on one PostgreSQL database', () => {
+  const engineUnderTest = storageEngine('postgres')
+  const clouds: TestCloud[] = []
+  afterEach(async () => {
+    for (const cloud of clouds.splice(0)) await cloud.close()
+  })
+
+  it('accept an assertion sent to both at once on one of them only', async () => {
+    const { databaseUrl, remove } = await engineUnderTest.freshSettings()
+    remove()
+    for (let i = 0; i < 2; i++) {
+      clouds.push(await startTestCloud({ env: { DATABASE_URL: databaseUrl ?? '' } }))
+    }
+    const [one, two] = clouds as [TestCloud, TestCloud]
+    const app = await registerApplication(one.storage, one.config.publicUrl, { partner: true })
+    for (let round = 0; round < 10; round++) {
+      const assertion = assertionSync(app, one.config.publicUrl)
+      const answers = await Promise.all(
+        [one, two].map((cloud) =>
+          cloud.app.inject({ method: 'GET', url: '/partner-api/v1/accounts', headers: bearer(assertion) }),
+        ),
+      )
+      expect(answers.map((res) => res.statusCode).sort()).toStrictEqual([200, 401])
+      const refused = answers.find((res) => res.statusCode === 401)
+      if (refused) expectInjectedError(refused, 'assertion_replayed')
+    }
+  })
+})

@@ -7,14 +7,7 @@ import { type PostgresServer, startPostgres } from '../helpers/postgres-server.t
 import { tempDir } from '../helpers/temp-dir.ts'
 import { type PrinterSimulator, startPrinterSimulator } from '../simulators/printer-simulator.ts'
 import { ApiClient } from './api-client.ts'
-import {
-  type CloudProcess,
-  type HubProcess,
-  setUpAccount,
-  startCloudProcess,
-  startHubProcess,
-  stopAll,
-} from './harness.ts'
+import { type CloudProcess, setUpAccount, startCloudProcess, startHubProcess, stopAll } from './harness.ts'
 
 /**
  * Two cloud nodes on one PostgreSQL (DATABASE_URL), one Mosquitto (MQTT_URL) and one documents directory both
@@ -29,7 +22,6 @@ describe('two cloud nodes on PostgreSQL', () => {
   let mosquitto: MosquittoServer
   let nodeA: CloudProcess
   let nodeB: CloudProcess
-  let hub: HubProcess
   let simulator: PrinterSimulator
   let apiA: ApiClient
   let apiB: ApiClient
@@ -64,7 +56,7 @@ describe('two cloud nodes on PostgreSQL', () => {
     apiA = new ApiClient(nodeA.url, account.accessToken)
     apiB = new ApiClient(nodeB.url, account.accessToken)
     simulator = await startPrinterSimulator({ language: 'escpos' })
-    hub = await startHubProcess({
+    await startHubProcess({
       cloudUrl: nodeA.url,
       enroll: account.enrollmentToken,
       printers: [`${simulator.uri}&name=Receipts`],

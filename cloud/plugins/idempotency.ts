@@ -88,7 +88,8 @@ function claimFor(request: FastifyRequest): Claim | null {
 }
 
 /**
- * Idempotency-Key (spec: print jobs): keys are scoped to the account and endpoint and kept in storage for at
+ * Idempotency-Key (spec: print jobs; the partner API's, see ApplicationIdempotency): keys are scoped to the
+ * account (or application) and endpoint and kept in storage for at
  * least `ttlHours`. The first request claims the key; a retry of the same request gets the original status
  * and body; the same key on a different request is a 409; a concurrent duplicate waits for the first to
  * finish and then gets its answer. Only successful answers are kept: after a failure the key is released,

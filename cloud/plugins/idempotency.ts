@@ -88,6 +88,24 @@ function claimFor(request: FastifyRequest): Claim | null {
 }
 
 /**
+ * Records the answer to the request's key through `tx`, the transaction that creates what it answers, so that
+ * a retry after the node died before answering replays it (sealed for the partner API). The answer sent is
+ * recorded again as it goes out.
+ */
+export async function recordAnswerWithin(
+  tx: Storage,
+  request: FastifyRequest,
+  statusCode: number,
+  body: unknown,
+): Promise<void> {
+  const scope = request.idempotencyScope
+  if (!scope) return
+  const text = JSON.stringify(body)
+  const sealing = request.idempotencySealing
+  await tx.idempotency.complete(scope, statusCode, sealing ? seal(text, sealing.key, sealing.owner) : text)
+}
+
+/**
  * Idempotency-Key (spec: print jobs; the partner API's, see ApplicationIdempotency): keys are scoped to the
  * account (or application) and endpoint and kept in storage for at
  * least `ttlHours`. The first request claims the key; a retry of the same request gets the original status

@@ -16,6 +16,7 @@ import { jsonResponse } from '../openapi/responses.ts'
 import { checkReturnUri, issueEnrollment } from '../partner/onboarding.ts'
 import { managedAccountNotFound, PRIVATE_NO_STORE, PrivateNoStore } from '../partner/partner-common.ts'
 import { applicationOf } from '../plugins/authentication.ts'
+import { recordAnswerWithin } from '../plugins/idempotency.ts'
 import type { Storage } from '../storage/storage.ts'
 import { unknownCursor } from './list-errors.ts'
 
@@ -141,7 +142,13 @@ export const partnerAccountRoutes: FastifyPluginAsync<PartnerApiOptions> = async
             publicUrl: options.publicUrl,
             ttlHours: options.enrollmentTtlHours,
           })
-          return { ...relationship, agent_enrollment: enrollment, onboarding_url: enrollment.onboarding_url }
+          const answer = {
+            ...relationship,
+            agent_enrollment: enrollment,
+            onboarding_url: enrollment.onboarding_url,
+          }
+          await recordAnswerWithin(tx, request, 201, answer)
+          return answer
         })
       try {
         provisioned = await provision()

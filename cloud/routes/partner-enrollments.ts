@@ -14,6 +14,7 @@ import { jsonResponse } from '../openapi/responses.ts'
 import { agentEnrollmentView, checkReturnUri, issueEnrollment } from '../partner/onboarding.ts'
 import { managedAccountNotFound, PRIVATE_NO_STORE, PrivateNoStore } from '../partner/partner-common.ts'
 import { applicationOf } from '../plugins/authentication.ts'
+import { recordAnswerWithin } from '../plugins/idempotency.ts'
 import { unknownCursor } from './list-errors.ts'
 import type { PartnerApiOptions } from './partner-accounts.ts'
 
@@ -112,7 +113,7 @@ export const partnerEnrollmentRoutes: FastifyPluginAsync<PartnerApiOptions> = as
       }
       const issued = await storage.atomically(async (tx) => {
         if (replaced !== undefined) await tx.enrollments.revoke(replaced, new Date())
-        return issueEnrollment(tx, {
+        const enrollment = await issueEnrollment(tx, {
           accountId: account.account_id,
           relationshipId: account.relationship_id,
           name: body.name,
@@ -121,6 +122,8 @@ export const partnerEnrollmentRoutes: FastifyPluginAsync<PartnerApiOptions> = as
           publicUrl: options.publicUrl,
           ttlHours: options.enrollmentTtlHours,
         })
+        await recordAnswerWithin(tx, request, 201, enrollment)
+        return enrollment
       })
       request.log.info(
         { relationship_id: account.relationship_id, enrollment_id: issued.enrollment_id },

@@ -17,6 +17,8 @@ export interface BenchDatabase {
   onlineSince(since: string): Promise<number>
   /** Printers the hubs' state reports created. */
   printers(): Promise<number>
+  /** Their ids. */
+  printerIds(): Promise<Set<string>>
   close(): Promise<void>
 }
 
@@ -42,6 +44,14 @@ export async function openBenchDatabase(settings: StorageSettings): Promise<Benc
         .where('removed_at', 'is', null)
         .executeTakeFirstOrThrow()
       return Number(row.n)
+    },
+    async printerIds() {
+      const rows = await db
+        .selectFrom('printers')
+        .select('printer_id')
+        .where('removed_at', 'is', null)
+        .execute()
+      return new Set(rows.map((row) => row.printer_id))
     },
     close: () => storage.close(),
   }

@@ -1,12 +1,15 @@
 import { ESCPOS_RECEIPT } from '../cloud/test-cloud.ts'
 import { type Fleet, wallNow } from './multi-node-fleet.ts'
+import type { BenchAccount } from './multi-node-provision.ts'
 import { type Summary, summarize } from './stats.ts'
 
 /**
  * d. of the multi-node benchmark: jobs created through the cloud's API and offered over MQTT to many
- * connected hubs. One ESC/POS document is uploaded (POST /api/v1/documents); then `count` jobs are created
- * with POST /api/v1/print-jobs, the printer of hub 0, 1, 2, … in turn, the nodes in turn, `inFlight` requests
- * at a time per node. Counted at the simulated hubs: each job's offer (`hubs/<id>/job-offer`) received.
+ * connected hubs of many accounts. Each account gets an access token (POST /oauth/token) and uploads one
+ * ESC/POS document (POST /api/v1/documents); then `count` jobs are created with POST /api/v1/print-jobs, to
+ * the printer of hub 0, 1, 2, … in turn (so consecutive jobs belong to different accounts, as a fleet's
+ * customers send them), the nodes in turn, `inFlight` requests at a time per node. Counted at the simulated
+ * hubs: each job's offer (`hubs/<id>/job-offer`) received.
  */
 export interface Dispatch {
   /** Jobs answered 201 per second: first request sent → last answer. */
@@ -20,6 +23,20 @@ export interface Dispatch {
   failed: number
   /** The job's created_at (the cloud's clock, ms) → its offer's arrival at the hub. */
   latency: Summary
+}
+
+async function accessToken(url: string, account: BenchAccount): Promise<string> {
+  const res = await fetch(`${url}/oauth/token`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/x-www-form-urlencoded' },
+    body: new URLSearchParams({
+      grant_type: 'client_credentials',
+      client_id: account.clientId,
+      client_secret: account.clientSecret,
+    }),
+  })
+  if (res.status !== 200) throw new Error(`token answered ${res.status}: ${await res.text()}`)
+  return ((await res.json()) as { access_token: string }).access_token
 }
 
 async function uploadDocument(url: string, token: string): Promise<string> {
@@ -36,17 +53,29 @@ async function uploadDocument(url: string, token: string): Promise<string> {
   return ((await res.json()) as { document_id: string }).document_id
 }
 
+export interface JobTarget {
+  printerId: string
+  account: BenchAccount
+}
+
 export async function createJobs(
   fleet: Fleet,
   nodeUrls: string[],
-  token: string,
-  printerIds: string[],
+  targets: JobTarget[],
   count: number,
   inFlight: number,
 ): Promise<Dispatch> {
-  const documentId = await uploadDocument(nodeUrls[0]!, token)
+  const url = nodeUrls[0]!
+  const prepared = new Map<BenchAccount, { headers: Record<string, string>; documentId: string }>()
+  for (const { account } of targets) {
+    if (prepared.has(account)) continue
+    const token = await accessToken(url, account)
+    prepared.set(account, {
+      headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
+      documentId: await uploadDocument(url, token),
+    })
+  }
   const offersBefore = (await fleet.status()).offers
-  const headers = { authorization: `Bearer ${token}`, 'content-type': 'application/json' }
   let next = 0
   let failed = 0
   let firstError = ''
@@ -55,11 +84,12 @@ export async function createJobs(
     nodeUrls.flatMap((url) =>
       Array.from({ length: inFlight }, async () => {
         while (next < count) {
-          const n = next++
+          const target = targets[next++ % targets.length]!
+          const { headers, documentId } = prepared.get(target.account)!
           const res = await fetch(`${url}/api/v1/print-jobs`, {
             method: 'POST',
             headers,
-            body: JSON.stringify({ document_id: documentId, printer_id: printerIds[n % printerIds.length] }),
+            body: JSON.stringify({ document_id: documentId, printer_id: target.printerId }),
           })
           if (res.status !== 201) {
             failed++
@@ -74,7 +104,7 @@ export async function createJobs(
     console.log(`  warning: ${failed} job requests failed, the first: ${firstError.slice(0, 300)}`)
   const expected = count - failed
   await fleet
-    .until((s) => s.offers - offersBefore >= expected, 120_000)
+    .until((s) => s.offers - offersBefore >= expected, 60_000)
     .catch((error: unknown) => console.log(`  warning: ${(error as Error).message}`))
   const first = new Map<string, { at: number; created: string; printerId: string }>()
   for (const [id, at, created, printerId] of await fleet.offers())

@@ -23,6 +23,8 @@ export interface Fleet {
   /** From now on, `connectedSinceMark` counts the hubs that completed a connect. */
   mark(): Promise<void>
   offers(): Promise<OfferArrival[]>
+  /** Since the last `mark`: each hub's latest connect, and each connection lost or refused (wall-clock ms). */
+  sinceMark(): Promise<{ connectedAt: number[]; lostAt: number[] }>
   /** Polls until `done` holds (every 100 ms); throws after `timeoutMs` with the last status. */
   until(done: (status: FleetStatus) => boolean, timeoutMs: number): Promise<FleetStatus>
   pids(): number[]
@@ -129,6 +131,17 @@ export async function startFleet(options: {
         workers.map((worker) => worker.ask<{ offers: OfferArrival[] }>({ type: 'offers' })),
       )
       return all.flatMap((answer) => answer.offers)
+    },
+    async sinceMark() {
+      const all = await Promise.all(
+        workers.map((worker) =>
+          worker.ask<{ connectedAt: number[]; lostAt: number[] }>({ type: 'since-mark' }),
+        ),
+      )
+      return {
+        connectedAt: all.flatMap((answer) => answer.connectedAt),
+        lostAt: all.flatMap((answer) => answer.lostAt),
+      }
     },
     async until(done, timeoutMs) {
       const deadline = Date.now() + timeoutMs

@@ -29,6 +29,8 @@ export type ToWorker =
   | { type: 'mark' }
   | { type: 'status' }
   | { type: 'offers' }
+  /** Each hub's latest connect and every lost or refused connection since the last `mark` (wall-clock ms). */
+  | { type: 'since-mark' }
 
 export interface WorkerStatus {
   type: 'status'
@@ -52,6 +54,7 @@ const sessions: MqttSession[] = []
 const connectedAt: number[] = []
 let mark = Number.POSITIVE_INFINITY
 let retries = 0
+const lostAt: number[] = []
 const offers: OfferArrival[] = []
 
 // The session logs each lost connection once with its backoff delay; counted, not printed.
@@ -59,8 +62,10 @@ const logger = pino(
   { level: 'info' },
   {
     write(line: string) {
-      if (line.includes('"mqtt connection lost"')) retries++
-      else if (line.includes('"level":50') || line.includes('"level":60')) process.stderr.write(line)
+      if (line.includes('"mqtt connection lost"')) {
+        retries++
+        if (now() >= mark) lostAt.push(now())
+      } else if (line.includes('"level":50') || line.includes('"level":60')) process.stderr.write(line)
     },
   },
 )
@@ -121,9 +126,13 @@ function status(): WorkerStatus {
 
 process.on('message', (message: ToWorker) => {
   if (message.type === 'start') start(message)
-  else if (message.type === 'mark') mark = now()
-  else if (message.type === 'status') process.send?.(status())
+  else if (message.type === 'mark') {
+    mark = now()
+    lostAt.length = 0
+  } else if (message.type === 'status') process.send?.(status())
   else if (message.type === 'offers') process.send?.({ type: 'offers', offers })
+  else if (message.type === 'since-mark')
+    process.send?.({ type: 'since-mark', connectedAt: connectedAt.filter((at) => at >= mark), lostAt })
 })
 // The benchmark ended (or died): nothing here may outlive it.
 process.on('disconnect', () => process.exit(0))

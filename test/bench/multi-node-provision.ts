@@ -4,27 +4,50 @@ import { dynsecPassword, hubRoleAcls } from '../../cloud/broker/mosquitto-config
 import type { Storage } from '../../cloud/storage/storage.ts'
 import type { WorkerHub } from './multi-node-hub-worker.ts'
 
+/** An account with an API client that may upload documents and create jobs. */
+export interface BenchAccount {
+  accountId: string
+  clientId: string
+  clientSecret: string
+}
+
+/** `count` accounts, each with an API client, as `cloud account create` and `cloud client create` make them. */
+export async function createAccounts(storage: Storage, count: number): Promise<BenchAccount[]> {
+  const accounts: BenchAccount[] = []
+  for (let n = 0; n < count; n++) {
+    const { account_id } = await storage.accounts.create(`Bench shop ${n}`)
+    const clientSecret = generateSecret('cs')
+    const client = await storage.apiClients.create(account_id, hashSecret(clientSecret), [
+      'documents:write',
+      'print_jobs:write',
+    ])
+    accounts.push({ accountId: account_id, clientId: client.client_id, clientSecret })
+  }
+  return accounts
+}
+
 /**
  * Many enrolled hubs without many HTTP enrolments: each hub is made by the storage calls the enrolment route
  * makes (an enrollment with a token hash, then its claim, which creates the agent with its credential's hash),
- * with a fresh token and credential of its own. `parallel` claims at a time (a PostgreSQL pool takes several).
+ * with a fresh token and credential of its own. Hub n belongs to account n modulo their number. `parallel` claims at a time (a PostgreSQL pool takes several).
  */
 export async function enrollHubs(
   storage: Storage,
-  accountId: string,
+  accounts: BenchAccount[],
   count: number,
   parallel: number,
-): Promise<WorkerHub[]> {
-  const hubs: WorkerHub[] = []
+): Promise<(WorkerHub & { account: BenchAccount })[]> {
+  const hubs: (WorkerHub & { account: BenchAccount })[] = []
   const expires = new Date(Date.now() + 3600_000)
   let next = 0
   await Promise.all(
     Array.from({ length: parallel }, async () => {
       while (next < count) {
         const n = next++
+        const account = accounts[n % accounts.length]!
         const token = generateSecret('enr')
         const credential = generateSecret('hub')
-        await storage.enrollments.create(accountId, `bench hub ${n}`, hashSecret(token), expires)
+        await storage.enrollments.create(account.accountId, `bench hub ${n}`, hashSecret(token), expires)
         const claimed = await storage.enrollments.claim(
           hashSecret(token),
           hashSecret(credential),
@@ -32,7 +55,7 @@ export async function enrollHubs(
           new Date(),
         )
         if (claimed.outcome !== 'claimed') throw new Error(`bench hub ${n}: claim ${claimed.outcome}`)
-        hubs.push({ agentId: claimed.agentId, credential })
+        hubs.push({ agentId: claimed.agentId, credential, account })
       }
     }),
   )

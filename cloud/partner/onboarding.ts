@@ -34,15 +34,23 @@ export function checkReturnUri(returnUri: string): void {
   }
 }
 
-export interface EnrollmentIssue {
-  accountId: string
-  relationshipId: string
+/** Where an enrollment is issued: the managed account it belongs to. */
+export interface EnrollmentOwner {
+  account_id: string
+  relationship_id: string
+}
+
+/** What the partner asked for: the hub's name and where the onboarding page returns. */
+export interface EnrollmentAsked {
   name: string
-  returnUri: string
-  state: string
+  agent_onboarding: { return_uri: string; state: string }
+}
+
+export interface OnboardingSettings {
   /** PUBLIC_URL: the onboarding page is served at `${publicUrl}/onboarding/<token>`. */
   publicUrl: string
-  ttlHours: number
+  /** ENROLLMENT_TTL_HOURS: the enrollment and its link expire together. */
+  enrollmentTtlHours: number
 }
 
 /** The partner view of an enrollment (never its secrets). */
@@ -67,20 +75,23 @@ export function agentEnrollmentView(enrollment: Enrollment, relationshipId: stri
  */
 export async function issueEnrollment(
   storage: Storage,
-  issue: EnrollmentIssue,
+  owner: EnrollmentOwner,
+  asked: EnrollmentAsked,
+  settings: OnboardingSettings,
 ): Promise<IssuedAgentEnrollment> {
   const token = generateSecret('enr')
   const onboardingToken = generateSecret('onb')
+  const { return_uri: returnUri, state } = asked.agent_onboarding
   const enrollment = await storage.enrollments.create(
-    issue.accountId,
-    issue.name,
+    owner.account_id,
+    asked.name,
     hashSecret(token),
-    new Date(Date.now() + issue.ttlHours * 3600_000),
-    { hash: hashSecret(onboardingToken), returnUri: issue.returnUri, state: issue.state },
+    new Date(Date.now() + settings.enrollmentTtlHours * 3600_000),
+    { hash: hashSecret(onboardingToken), returnUri, state },
   )
   return {
-    ...agentEnrollmentView(enrollment, issue.relationshipId),
+    ...agentEnrollmentView(enrollment, owner.relationship_id),
     enrollment_token: token,
-    onboarding_url: `${issue.publicUrl}/onboarding/${onboardingToken}`,
+    onboarding_url: `${settings.publicUrl}/onboarding/${onboardingToken}`,
   }
 }

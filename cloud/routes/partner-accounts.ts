@@ -13,17 +13,15 @@ import {
 } from '../../protocol/partner.ts'
 import { ApiError } from '../errors.ts'
 import { jsonResponse } from '../openapi/responses.ts'
-import { checkReturnUri, issueEnrollment } from '../partner/onboarding.ts'
+import { checkReturnUri, issueEnrollment, type OnboardingSettings } from '../partner/onboarding.ts'
 import { managedAccountNotFound, PRIVATE_NO_STORE, PrivateNoStore } from '../partner/partner-common.ts'
 import { applicationOf } from '../plugins/authentication.ts'
 import { recordAnswerWithin } from '../plugins/idempotency.ts'
 import type { Storage } from '../storage/storage.ts'
 import { unknownCursor } from './list-errors.ts'
 
-export interface PartnerApiOptions {
+export interface PartnerApiOptions extends OnboardingSettings {
   storage: Storage
-  publicUrl: string
-  enrollmentTtlHours: number
 }
 
 const RelationshipParams = Type.Object({ relationshipId: Type.String({ format: 'uuid' }) })
@@ -133,15 +131,12 @@ export const partnerAccountRoutes: FastifyPluginAsync<PartnerApiOptions> = async
             installationId: installation.installation_id,
             externalCustomerId: body.external_customer_id,
           })
-          const enrollment = await issueEnrollment(tx, {
-            accountId: account.account_id,
-            relationshipId: relationship.relationship_id,
-            name: body.name,
-            returnUri: body.agent_onboarding.return_uri,
-            state: body.agent_onboarding.state,
-            publicUrl: options.publicUrl,
-            ttlHours: options.enrollmentTtlHours,
-          })
+          const enrollment = await issueEnrollment(
+            tx,
+            { account_id: account.account_id, relationship_id: relationship.relationship_id },
+            body,
+            options,
+          )
           const answer = {
             ...relationship,
             agent_enrollment: enrollment,

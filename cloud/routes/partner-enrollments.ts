@@ -113,15 +113,7 @@ export const partnerEnrollmentRoutes: FastifyPluginAsync<PartnerApiOptions> = as
       }
       const issued = await storage.atomically(async (tx) => {
         if (replaced !== undefined) await tx.enrollments.revoke(replaced, new Date())
-        const enrollment = await issueEnrollment(tx, {
-          accountId: account.account_id,
-          relationshipId: account.relationship_id,
-          name: body.name,
-          returnUri: body.agent_onboarding.return_uri,
-          state: body.agent_onboarding.state,
-          publicUrl: options.publicUrl,
-          ttlHours: options.enrollmentTtlHours,
-        })
+        const enrollment = await issueEnrollment(tx, account, body, options)
         await recordAnswerWithin(tx, request, 201, enrollment)
         return enrollment
       })

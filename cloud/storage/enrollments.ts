@@ -46,29 +46,75 @@ export interface EnrollmentRepository {
   revoke(enrollmentId: string, now: Date): Promise<boolean>
 }
 
+/**
+ * Claims a pending enrollment inside the caller's transaction (the row locked by the caller): creates its agent
+ * with the credential hash and marks it claimed, and its onboarding link used when a pairing claims it.
+ */
+export async function claimPending(
+  tx: Sql,
+  enrollment: Enrollment,
+  credentialHash: Buffer,
+  hostname: string,
+  now: Date,
+  options: { onboardingUsed?: boolean } = {},
+): Promise<Extract<ClaimOutcome, { outcome: 'claimed' }>> {
+  const agentId = randomUUID()
+  const at = now.toISOString()
+  await tx.db
+    .insertInto('agents')
+    .values({
+      agent_id: agentId,
+      account_id: enrollment.account_id,
+      name: enrollment.name,
+      online: 0,
+      credential_hash: credentialHash,
+      hostname,
+      created_at: at,
+    })
+    .execute()
+  await tx.db
+    .updateTable('enrollments')
+    .set({
+      state: 'claimed',
+      claimed_at: at,
+      agent_id: agentId,
+      ...(options.onboardingUsed && { onboarding_used_at: at }),
+    })
+    .where('enrollment_id', '=', enrollment.enrollment_id)
+    .where('state', '=', 'pending')
+    .execute()
+  return {
+    outcome: 'claimed',
+    agentId,
+    enrollment: { ...enrollment, state: 'claimed', claimed_at: at, agent_id: agentId },
+  }
+}
+
 interface Row extends Omit<Enrollment, 'state'> {
   state: 'pending' | 'claimed' | 'revoked'
 }
 
 /** `expired` is derived: a pending enrollment past its expiry (no timer needs to flip it). */
-function toEnrollment(row: Row, now: Date): Enrollment {
+export function toEnrollment(row: Row, now: Date): Enrollment {
   const expired = row.state === 'pending' && Date.parse(row.expires_at) <= now.getTime()
   return { ...row, state: expired ? 'expired' : row.state }
 }
 
+export const ENROLLMENT_COLUMNS = [
+  'enrollment_id',
+  'account_id',
+  'name',
+  'state',
+  'created_at',
+  'expires_at',
+  'claimed_at',
+  'revoked_at',
+  'agent_id',
+] as const
+
 export function createEnrollmentRepository(sql: Sql): EnrollmentRepository {
   const { db } = sql
-  const columns = [
-    'enrollment_id',
-    'account_id',
-    'name',
-    'state',
-    'created_at',
-    'expires_at',
-    'claimed_at',
-    'revoked_at',
-    'agent_id',
-  ] as const
+  const columns = ENROLLMENT_COLUMNS
   return {
     async create(accountId, name, tokenHash, expiresAt, onboarding) {
       const enrollment: Enrollment = {
@@ -149,31 +195,7 @@ export function createEnrollmentRepository(sql: Sql): EnrollmentRepository {
         const enrollment = toEnrollment(row, now)
         if (enrollment.state === 'claimed') return { outcome: 'already_claimed' }
         if (enrollment.state !== 'pending') return { outcome: enrollment.state }
-        const agentId = randomUUID()
-        const at = now.toISOString()
-        await tx.db
-          .insertInto('agents')
-          .values({
-            agent_id: agentId,
-            account_id: row.account_id,
-            name: row.name,
-            online: 0,
-            credential_hash: credentialHash,
-            hostname,
-            created_at: at,
-          })
-          .execute()
-        await tx.db
-          .updateTable('enrollments')
-          .set({ state: 'claimed', claimed_at: at, agent_id: agentId })
-          .where('enrollment_id', '=', row.enrollment_id)
-          .where('state', '=', 'pending')
-          .execute()
-        return {
-          outcome: 'claimed',
-          agentId,
-          enrollment: { ...enrollment, state: 'claimed', claimed_at: at, agent_id: agentId },
-        }
+        return claimPending(tx, enrollment, credentialHash, hostname, now)
       }),
     revoke: async (enrollmentId, now) =>
       affected(

@@ -336,4 +336,26 @@ export const MIGRATIONS: readonly Migration[] = [
       CREATE UNIQUE INDEX enrollments_by_onboarding ON enrollments(onboarding_hash) WHERE onboarding_hash IS NOT NULL;
     `,
   },
+  {
+    version: 14,
+    name: 'hub pairings (RFC 8628 device authorization) and failed pairing codes per onboarding link',
+    // docs/developer-platform.md, "Pairing a hub": device and user codes stored only as SHA-256 digests.
+    sql: (t) => `
+      CREATE TABLE pairings (
+        pairing_id TEXT PRIMARY KEY,
+        device_code_hash ${t.blob} NOT NULL UNIQUE,
+        user_code_hash ${t.blob} NOT NULL UNIQUE,
+        hostname TEXT NOT NULL,
+        created_at TEXT NOT NULL,
+        expires_at ${t.int64} NOT NULL,
+        interval_seconds INTEGER NOT NULL,
+        last_polled_at ${t.int64},
+        enrollment_id TEXT REFERENCES enrollments(enrollment_id),
+        agent_id TEXT,
+        delivered_at TEXT
+      );
+      CREATE INDEX pairings_by_expiry ON pairings(expires_at);
+      ALTER TABLE enrollments ADD COLUMN pairing_failures INTEGER NOT NULL DEFAULT 0;
+    `,
+  },
 ]

@@ -23,6 +23,7 @@ export interface Database {
   app_installations: AppInstallationsTable
   installation_tokens: InstallationTokensTable
   managed_accounts: ManagedAccountsTable
+  pairings: PairingsTable
 }
 
 export interface AccountsTable {
@@ -152,6 +153,24 @@ export interface EnrollmentsTable {
   return_uri: string | null
   return_state: string | null
   onboarding_used_at: string | null
+  /** Wrong pairing codes typed on this enrollment's onboarding page (a guessing limit per link). */
+  pairing_failures: Generated<number>
+}
+
+/** A hub's RFC 8628 pairing: codes hashed; enrollment and agent set once an installer typed its code. */
+export interface PairingsTable {
+  pairing_id: string
+  device_code_hash: Buffer
+  user_code_hash: Buffer
+  hostname: string
+  created_at: string
+  /** Epoch milliseconds. */
+  expires_at: number
+  interval_seconds: number
+  last_polled_at: number | null
+  enrollment_id: string | null
+  agent_id: string | null
+  delivered_at: string | null
 }
 
 export interface AccountStorageTable {

@@ -10,6 +10,7 @@ import type { Engine, Sql } from './engine.ts'
 import { createEnrollmentRepository, type EnrollmentRepository } from './enrollments.ts'
 import { createIdempotencyRepository, type IdempotencyRepository } from './idempotency.ts'
 import { createManagedAccountRepository, type ManagedAccountRepository } from './managed-accounts.ts'
+import { createPairingRepository, type PairingRepository } from './pairings.ts'
 import { createPrintJobRepository, type PrintJobRepository } from './print-jobs.ts'
 import { createPrinterRepository, type PrinterRepository } from './printers.ts'
 import { createReleasePinRepository, type ReleasePinRepository } from './release-pins.ts'
@@ -28,6 +29,7 @@ export interface Storage {
   releasePins: ReleasePinRepository
   applications: ApplicationRepository
   managedAccounts: ManagedAccountRepository
+  pairings: PairingRepository
   /** Whether the database answers a query now (readiness probe); false once closed or failing. */
   ping(): Promise<boolean>
   /**
@@ -112,6 +114,7 @@ function repositoriesOn(sql: Sql) {
     releasePins: createReleasePinRepository(sql),
     applications: createApplicationRepository(sql),
     managedAccounts: createManagedAccountRepository(sql),
+    pairings: createPairingRepository(sql),
   }
 }
 

@@ -1,6 +1,7 @@
 import { type Static, Type } from 'typebox'
 import { ENROLLMENT_STATES } from './agent-api.ts'
 import { Scope } from './enums.ts'
+import { StoredText } from './stored-text.ts'
 
 /**
  * The developer platform and partner API (spec: Developer platform, Partner management; the states and the
@@ -8,11 +9,7 @@ import { Scope } from './enums.ts'
  */
 
 const Uuid = Type.String({ format: 'uuid' })
-/**
- * Text the service stores: no NUL (PostgreSQL's text cannot hold one, and no name or customer id needs one).
- */
-const Text = (options: { minLength: number; maxLength: number; description?: string }) =>
-  Type.String({ ...options, pattern: '^[^\\u0000]*$' })
+
 const DateTime = Type.String({ format: 'date-time' })
 
 /** POST /developer-api/v1/app-installations/{installationId}/access-tokens */
@@ -99,12 +96,12 @@ export type ManagedAccount = Static<typeof ManagedAccount>
 
 export const AgentOnboarding = Type.Object(
   {
-    return_uri: Text({
+    return_uri: StoredText({
       minLength: 1,
       maxLength: 2000,
       description: 'Where the hosted page sends the installer back: HTTPS, or http://localhost / 127.0.0.1.',
     }),
-    state: Text({
+    state: StoredText({
       minLength: 1,
       maxLength: 500,
       description: 'An opaque single-use random value, returned unchanged on the redirect (as in OAuth).',
@@ -113,8 +110,8 @@ export const AgentOnboarding = Type.Object(
   { additionalProperties: false },
 )
 
-export const ExternalCustomerId = Text({ minLength: 1, maxLength: 160 })
-const Name = Text({ minLength: 1, maxLength: 200 })
+export const ExternalCustomerId = StoredText({ minLength: 1, maxLength: 160 })
+const Name = StoredText({ minLength: 1, maxLength: 200 })
 
 export const CreateManagedAccountRequest = Type.Object(
   {

@@ -10,6 +10,7 @@ import {
   ScaleMode,
 } from './enums.ts'
 import { BLOCKING_HEALTH_STATES } from './printer-health.ts'
+import { StoredText } from './stored-text.ts'
 
 const Uuid = Type.String({ format: 'uuid' })
 const DateTime = Type.String({ format: 'date-time' })
@@ -118,7 +119,7 @@ export const PRINT_OPTION_DEFAULTS: ResolvedPrintOptions = {
 }
 
 const DocumentSource = {
-  document_filename: Type.Optional(Nullable(Type.String({ minLength: 1, maxLength: 255 }))),
+  document_filename: Type.Optional(Nullable(StoredText({ minLength: 1, maxLength: 255 }))),
   document_format: Type.Optional(Nullable(DocumentFormat)),
   document_raw_language: Type.Optional(Nullable(RawLanguage)),
   printer_id: Uuid,

@@ -8,6 +8,7 @@ import { ErrorBody } from '../../protocol/errors.ts'
 import type { DocumentIntake } from '../documents/intake.ts'
 import { tooLarge } from '../documents/intake.ts'
 import { ApiError } from '../errors.ts'
+import { bareFilename } from '../fetch/filename.ts'
 import { jsonResponse } from '../openapi/responses.ts'
 import { authOf } from '../plugins/authentication.ts'
 
@@ -87,7 +88,7 @@ export const documentRoutes: FastifyPluginAsync<{
       const document = await intake.ingest(authOf(request).accountId, file.bytes, {
         format: (fields.document_format as 'pdf' | 'raw' | undefined) ?? null,
         rawLanguage: (fields.document_raw_language as Document['document_raw_language'] | undefined) ?? null,
-        filename: file.filename === '' ? null : file.filename,
+        filename: bareFilename(file.filename),
       })
       return reply.code(201).send(document)
     },

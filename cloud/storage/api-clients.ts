@@ -41,6 +41,9 @@ const splitScopes = (scopes: string) => (scopes === '' ? [] : (scopes.split(' ')
 export function createApiClientRepository(sql: Sql): ApiClientRepository {
   const { db } = sql
   const findById = async (clientId: string, on = db) => {
+    // A client id comes from the token request as sent; one with a NUL names no client (and PostgreSQL's
+    // text cannot hold it: the query would fail).
+    if (clientId.includes('\u0000')) return undefined
     const row = await on
       .selectFrom('api_clients')
       .selectAll()

@@ -125,4 +125,65 @@ describe.each(['sqlite', 'postgres'] as const)('the print-job API on %s', (engin
     expect(answers.filter((a) => a.statusCode === 413)).toHaveLength(4)
     expect(await cloud.storage.documents.retainedBytes(shop.accountId)).toBe(size * 2)
   })
+
+  it('refuse a NUL in a document_filename with a 422 naming it, and drop one from an uploaded file name', async () => {
+    // PostgreSQL's text cannot hold a NUL; a name given in JSON is the client's mistake, a name from a
+    // Content-Disposition is only a label (RFC 6266 §4.3) and loses its control characters as a fetched one does.
+    const cloud = await start()
+    const shop = await cloud.createAccount()
+    const token = await shop.token()
+    const refused = await cloud.app.inject({
+      method: 'POST',
+      url: '/api/v1/print-jobs/from-base64',
+      headers: { authorization: `Bearer ${token}` },
+      payload: { ...receipt(shop.receiptPrinterId), document_filename: 'receipt\u0000.bin' },
+    })
+    expect(refused.statusCode, refused.body).toBe(422)
+    expect(refused.json()).toMatchObject({ error_code: 'validation_failed' })
+    expect(JSON.stringify(refused.json().details)).toContain('document_filename')
+    const boundary = 'nul-in-a-name'
+    const uploaded = await cloud.app.inject({
+      method: 'POST',
+      url: '/api/v1/documents',
+      headers: {
+        authorization: `Bearer ${token}`,
+        'content-type': `multipart/form-data; boundary=${boundary}`,
+      },
+      payload: Buffer.concat([
+        Buffer.from(
+          `--${boundary}\r\nContent-Disposition: form-data; name="document_format"\r\n\r\nraw\r\n` +
+            `--${boundary}\r\nContent-Disposition: form-data; name="document_raw_language"\r\n\r\nescpos\r\n` +
+            `--${boundary}\r\nContent-Disposition: form-data; name="file"; filename*=utf-8''re%00ceipt%01.bin\r\n` +
+            'Content-Type: application/octet-stream\r\n\r\n',
+        ),
+        ESCPOS_RECEIPT,
+        Buffer.from(`\r\n--${boundary}--\r\n`),
+      ]),
+    })
+    expect(uploaded.statusCode, uploaded.body).toBe(201)
+    expect(uploaded.json()).toMatchObject({ filename: 'receipt.bin' })
+  })
+
+  it('answer a token request whose client_id holds a NUL as an unknown client', async () => {
+    const cloud = await start()
+    for (const credentials of [
+      { payload: 'grant_type=client_credentials&client_id=a%00b&client_secret=x', authorization: undefined },
+      {
+        payload: 'grant_type=client_credentials',
+        authorization: `Basic ${Buffer.from('a\u0000b:x').toString('base64')}`,
+      },
+    ]) {
+      const res = await cloud.app.inject({
+        method: 'POST',
+        url: '/oauth/token',
+        headers: {
+          'content-type': 'application/x-www-form-urlencoded',
+          ...(credentials.authorization && { authorization: credentials.authorization }),
+        },
+        payload: credentials.payload,
+      })
+      expect(res.statusCode, res.body).toBe(401)
+      expect(res.json()).toMatchObject({ error: 'invalid_client', error_code: 'invalid_client' })
+    }
+  })
 })

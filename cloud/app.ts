@@ -19,6 +19,7 @@ import { developerApiRoutes } from './routes/developer-api.ts'
 import { documentRoutes } from './routes/documents.ts'
 import { healthRoutes } from './routes/health.ts'
 import { oauthTokenRoutes } from './routes/oauth-token.ts'
+import { pairingRoutes } from './routes/pairing.ts'
 import { partnerAccountRoutes } from './routes/partner-accounts.ts'
 import { partnerEnrollmentRoutes } from './routes/partner-enrollments.ts'
 import { type JobEvents, printJobRoutes } from './routes/print-jobs.ts'
@@ -160,15 +161,17 @@ export async function buildApp(deps: AppDependencies): Promise<FastifyInstance> 
   await app.register(partnerAccountRoutes, partner)
   await app.register(partnerEnrollmentRoutes, partner)
   await app.register(documentRoutes, { intake, maxDocumentBytes: config.maxDocumentBytes })
-  await app.register(agentApiRoutes, {
+  const agentApi = {
     storage,
     blobs,
     mqttPublicUrl: config.mqttPublicUrl,
-    mqttScheme: config.mqttTlsCertFile ? 'mqtts' : 'mqtt',
+    mqttScheme: config.mqttTlsCertFile ? ('mqtts' as const) : ('mqtt' as const),
     mqttPort: config.mqttPort,
     keepaliveSeconds: config.hubKeepaliveSeconds,
     ...(deps.provisionHub && { provisionHub: deps.provisionHub }),
-  })
+  }
+  await app.register(agentApiRoutes, agentApi)
+  await app.register(pairingRoutes, agentApi)
   await app.register(printJobRoutes, {
     jobEvents,
     storage,

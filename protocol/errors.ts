@@ -284,6 +284,28 @@ export const ERROR_CODES = {
     description:
       'agent_onboarding.return_uri must be an absolute https URL without credentials or fragment (http only for localhost or 127.0.0.1).',
   },
+  authorization_pending: {
+    status: 400,
+    error: 'authorization_pending',
+    description:
+      'RFC 8628 §3.5: nobody has typed this hub’s pairing code yet; poll again after the interval.',
+  },
+  slow_down: {
+    status: 400,
+    error: 'slow_down',
+    description:
+      'RFC 8628 §3.5: polled sooner than the interval; details.interval is the new interval (5 s longer).',
+  },
+  expired_token: {
+    status: 400,
+    error: 'expired_token',
+    description: 'RFC 8628 §3.5: the pairing codes expired unused; ask for a new pairing.',
+  },
+  pairing_device_code_invalid: {
+    status: 400,
+    error: 'invalid_grant',
+    description: 'No pairing has this device_code, or its credential was already handed out.',
+  },
 } as const satisfies Record<string, CatalogueEntry>
 
 export type ErrorCode = keyof typeof ERROR_CODES

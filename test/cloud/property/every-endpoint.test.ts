@@ -208,6 +208,8 @@ describe.each(ENGINES)('no input produces a 5xx, at any endpoint, on %s', (engin
         'cancelPrintJob',
         'enrollAgent',
         'downloadAgentDocument',
+        'createAgentPairing',
+        'pollAgentPairing',
         'createInstallationAccessToken',
         'listManagedAccounts',
         'createManagedAccount',

@@ -14,6 +14,7 @@ export interface FleetStatus {
   connectedSinceMark: number
   lastConnectAt: number
   retries: number
+  reasons: Record<string, number>
   offers: number
 }
 
@@ -115,6 +116,10 @@ export async function startFleet(options: {
       connectedSinceMark: all.reduce((sum, s) => sum + s.connectedSinceMark, 0),
       lastConnectAt: Math.max(...all.map((s) => s.lastConnectAt)),
       retries: all.reduce((sum, s) => sum + s.retries, 0),
+      reasons: all.reduce<Record<string, number>>((sum, s) => {
+        for (const [reason, n] of Object.entries(s.reasons)) sum[reason] = (sum[reason] ?? 0) + n
+        return sum
+      }, {}),
       offers: all.reduce((sum, s) => sum + s.offers, 0),
     }
   }

@@ -42,6 +42,8 @@ export interface WorkerStatus {
   lastConnectAt: number
   /** Connections lost or refused so far, each followed by a backoff delay (the hub's `mqtt connection lost`). */
   retries: number
+  /** Why connections could not be made, as the session logs it: once per hub each time the reason changes. */
+  reasons: Record<string, number>
   offers: number
 }
 
@@ -54,6 +56,7 @@ const sessions: MqttSession[] = []
 const connectedAt: number[] = []
 let mark = Number.POSITIVE_INFINITY
 let retries = 0
+const reasons: Record<string, number> = {}
 const lostAt: number[] = []
 const offers: OfferArrival[] = []
 
@@ -65,6 +68,12 @@ const logger = pino(
       if (line.includes('"mqtt connection lost"')) {
         retries++
         if (now() >= mark) lostAt.push(now())
+      } else if (line.includes('"cannot reach the MQTT broker"')) {
+        const reason = /"reason":"([^"]*)"/.exec(line)?.[1] ?? 'unknown'
+        reasons[reason] = (reasons[reason] ?? 0) + 1
+      } else if (line.includes('"mqtt error"')) {
+        const reason = `after connect: ${/"err":"([^"]*)"/.exec(line)?.[1] ?? 'unknown'}`
+        reasons[reason] = (reasons[reason] ?? 0) + 1
       } else if (line.includes('"level":50') || line.includes('"level":60')) process.stderr.write(line)
     },
   },
@@ -121,7 +130,15 @@ function status(): WorkerStatus {
       lastConnectAt = Math.max(lastConnectAt, at)
     }
   })
-  return { type: 'status', connected, connectedSinceMark, lastConnectAt, retries, offers: offers.length }
+  return {
+    type: 'status',
+    connected,
+    connectedSinceMark,
+    lastConnectAt,
+    retries,
+    reasons,
+    offers: offers.length,
+  }
 }
 
 process.on('message', (message: ToWorker) => {

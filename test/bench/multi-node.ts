@@ -79,6 +79,8 @@ interface Figures {
     cloudOnline: number
     cloudOnlineFromStopSeconds: number | undefined
     retries: number
+    /** Why hubs could not connect (each hub's reason logged when it changes), `reason count, …`. */
+    reasons: string
     failedWhileUp: number
     backFromUp: Summary
   }
@@ -140,7 +142,7 @@ async function reconnectAll(
   database: BenchDatabase,
   restart: () => Promise<{ stopAt: number; downAt: number; upAt: number }>,
 ) {
-  const { retries: before, connected: wanted } = await fleet.status()
+  const { retries: before, connected: wanted, reasons: reasonsBefore } = await fleet.status()
   await fleet.mark()
   const { stopAt, downAt, upAt } = await restart()
   // Bounded: every hub that was connected before, back and connected.
@@ -167,6 +169,11 @@ async function reconnectAll(
     cloudOnline: online,
     cloudOnlineFromStopSeconds: online === wanted ? seconds(stopAt, wallNow()) : undefined,
     retries: back.retries - before,
+    reasons: Object.entries(back.reasons)
+      .map(([reason, n]) => [reason, n - (reasonsBefore[reason] ?? 0)] as const)
+      .filter(([, n]) => n > 0)
+      .map(([reason, n]) => `${reason} ${n}`)
+      .join(', '),
     failedWhileUp: lostAt.filter((at) => at >= upAt).length,
     /** Seconds from listening again to each hub's reconnect (0 for those that reconnected before). */
     backFromUp: summarize(connectedAt.map((at) => Math.max(0, at - upAt) / 1000)),
@@ -427,7 +434,7 @@ function report(limit: number, e: Figures, m: Figures): void {
       '',
     ),
     row(
-      '   of which once listening again',
+      '   of which seen after it listened again',
       String(e.reconnect.failedWhileUp),
       String(m.reconnect.failedWhileUp),
       '',
@@ -455,6 +462,8 @@ function report(limit: number, e: Figures, m: Figures): void {
     `   created_at → offer at the hub, cluster:  ${formatSummary(m.dispatch.latency, 0)}`,
   ]
   lines.push(
+    `   why hubs could not reconnect, embedded: ${e.reconnect.reasons || 'nothing'}`,
+    `   why hubs could not reconnect, cluster:  ${m.reconnect.reasons || 'nothing'}`,
     '  cloud warnings and errors over the run (count x message):',
     `   embedded:\n${e.warnings || '  none'}`,
     `   cluster:\n${m.warnings || '  none'}`,

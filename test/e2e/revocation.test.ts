@@ -59,7 +59,7 @@ describe('revoking credentials through the CLI while the cloud runs', () => {
 
     const after = await printers()
     expect(after.headers.get('www-authenticate')).toBe(
-      'Bearer realm="print-hub", error="invalid_token", error_description="unknown or expired"',
+      'Bearer realm="print-hub", error="invalid_token", error_description="The access token is refused: unknown or expired."',
     )
     await expectFetchedError(after, 'invalid_token')
     const refused = await tokenRequest()

@@ -19,6 +19,7 @@ import { developerApiRoutes } from './routes/developer-api.ts'
 import { documentRoutes } from './routes/documents.ts'
 import { healthRoutes } from './routes/health.ts'
 import { oauthTokenRoutes } from './routes/oauth-token.ts'
+import { onboardingRoutes } from './routes/onboarding.ts'
 import { pairingRoutes } from './routes/pairing.ts'
 import { partnerAccountRoutes } from './routes/partner-accounts.ts'
 import { partnerEnrollmentRoutes } from './routes/partner-enrollments.ts'
@@ -172,6 +173,7 @@ export async function buildApp(deps: AppDependencies): Promise<FastifyInstance> 
   }
   await app.register(agentApiRoutes, agentApi)
   await app.register(pairingRoutes, agentApi)
+  await app.register(onboardingRoutes, { storage })
   await app.register(printJobRoutes, {
     jobEvents,
     storage,

@@ -31,7 +31,7 @@ export interface OnboardingTarget {
 
 export type PairOutcome =
   | Exclude<LinkOutcome, { outcome: 'open' }>
-  | { outcome: 'wrong_code'; link: OnboardingTarget; failuresLeft: number }
+  | { outcome: 'wrong_code'; link: OnboardingTarget; hubName: string; failuresLeft: number }
   | { outcome: 'paired'; link: OnboardingTarget; agentId: string; enrollment: Enrollment }
 
 export interface PairingRepository {
@@ -141,6 +141,7 @@ export function createPairingRepository(sql: Sql): PairingRepository {
           return {
             outcome: 'wrong_code',
             link: found.link,
+            hubName: found.enrollment.name,
             failuresLeft: Math.max(0, maxFailures - failures),
           }
         }

@@ -56,7 +56,7 @@ describe('hub pairing (RFC 8628 style) on the agent API', () => {
     expectInjectedError(await poll(device_code), 'authorization_pending')
     expectInjectedError(await poll(device_code), 'slow_down', { interval: 10 })
 
-    // The installer types the code in lower case with a space (routes/onboarding.ts normalizes it the same way).
+    // The code as stored: without its dash (routes/onboarding.ts normalizes what the installer types).
     const typed = user_code.replace('-', '')
     const paired = await cloud.storage.pairings.pair(linkHash(shop), hashSecret(typed), new Date(), 10)
     expect(paired.outcome).toBe('paired')

@@ -120,8 +120,18 @@ describe.each(ENGINES)('pairing storage on %s', (engine) => {
     await enrollmentWithLink('onb-1')
     await pairing('dev-1', 'BCDFGHJK', now.getTime())
     const wrong = () => storage.pairings.pair(hashSecret('onb-1'), hashSecret('ZZZZZZZZ'), now, 2)
-    expect(await wrong()).toStrictEqual({ outcome: 'wrong_code', link: LINK, failuresLeft: 1 })
-    expect(await wrong()).toStrictEqual({ outcome: 'wrong_code', link: LINK, failuresLeft: 0 })
+    expect(await wrong()).toStrictEqual({
+      outcome: 'wrong_code',
+      link: LINK,
+      hubName: 'Front desk',
+      failuresLeft: 1,
+    })
+    expect(await wrong()).toStrictEqual({
+      outcome: 'wrong_code',
+      link: LINK,
+      hubName: 'Front desk',
+      failuresLeft: 0,
+    })
     // The right code no longer helps: the link is spent.
     expect(await storage.pairings.pair(hashSecret('onb-1'), hashSecret('BCDFGHJK'), now, 2)).toStrictEqual({
       outcome: 'used',

@@ -9,6 +9,7 @@ import { type HubIdentity, readIdentity, writeIdentity } from './cloud/identity.
 import { untilCloudAnswers, type WaitForCloudOptions } from './cloud/wait-for-cloud.ts'
 import { discoverPrinters } from './discovery/index.ts'
 import { createHubLogger } from './logging.ts'
+import { pairHub } from './pairing/pair-hub.ts'
 import {
   type AnyPrinterSpec,
   ippPrinterUriOf,
@@ -25,8 +26,8 @@ import { InstallLayout } from './update/install-layout.ts'
 /**
  * The hub CLI (DESIGN: Stable operator interface):
  *   hub run --cloud URL --data DIR [--enroll TOKEN] [--printer URI]...
- * The first run claims the enrollment token and keeps the hub's credential in DIR (mode 0600); later runs
- * need no token. Errors are one line on stderr with a non-zero exit.
+ * The first run claims the enrollment token, or without one pairs by a code (hub/pairing/pair-hub.ts), and
+ * keeps the hub's credential in DIR (mode 0600); later runs need neither. Errors are one line on stderr with a non-zero exit.
  */
 class UsageError extends Error {}
 
@@ -78,14 +79,11 @@ async function identityFor(
 ): Promise<HubIdentity> {
   const known = readIdentity(dataDir)
   if (known) return known
-  if (!token)
-    throw new UsageError(`this hub is not enrolled yet: pass --enroll TOKEN (no ${dataDir}/identity.json)`)
   const client = new CloudClient(cloudUrl)
-  const enrolled = await untilCloudAnswers(
-    'enroll',
-    () => client.enroll(token, hostname(), AGENT_VERSION),
-    wait,
-  )
+  // Without a token the hub pairs: it shows a code that an installer types on an onboarding page.
+  const enrolled = token
+    ? await untilCloudAnswers('enroll', () => client.enroll(token, hostname(), AGENT_VERSION), wait)
+    : await pairHub({ client, hostname: hostname(), agentVersion: AGENT_VERSION, wait, logger: wait.logger })
   const identity: HubIdentity = {
     agent_id: enrolled.agent_id,
     account_id: enrolled.account_id,

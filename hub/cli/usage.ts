@@ -33,13 +33,15 @@ const ENVIRONMENT = `environment:
 
 export const RUN_HELP = `usage: hub run --cloud URL --data DIR [--enroll TOKEN] [--printer URI]...
 
-Runs the hub: enrols with --enroll on the first run, then connects to the cloud and prints its jobs. While the
+Runs the hub: enrols with --enroll on the first run (without it, and without an identity, it pairs: it logs a
+pairing code to type on an onboarding page), then connects to the cloud and prints its jobs. While the
 cloud cannot be reached it waits and tries again; SIGTERM or SIGINT stops it.
 
 options:
   --cloud URL                      the cloud's PUBLIC_URL, e.g. http://10.0.0.2:8080 or https://print.example.com
   --data DIR                       where the hub keeps its identity (identity.json, mode 0600) and its spool
-  --enroll TOKEN                   the enrollment token (cloud enrollment create); needed only on the first run
+  --enroll TOKEN                   the enrollment token (cloud enrollment create); on the first run only,
+                                   instead of pairing by a code
   --printer URI                    a printer, once per printer (see below)
   --help                           this help
 

@@ -6,6 +6,7 @@ import { Readable, Transform } from 'node:stream'
 import { pipeline } from 'node:stream/promises'
 import { ConnectionInfo, EnrollResponse } from '../../protocol/agent-api.ts'
 import { ErrorBody } from '../../protocol/errors.ts'
+import { PairingResponse } from '../../protocol/pairing.ts'
 import { conforming } from './cloud-reply.ts'
 
 /**
@@ -45,6 +46,7 @@ const COME_BACK_LATER = [429, 503]
 const errorBody = conforming(ErrorBody)
 const enrollReply = conforming(EnrollResponse)
 const connectionReply = conforming(ConnectionInfo)
+const pairingReply = conforming(PairingResponse)
 
 async function failure(res: Response): Promise<CloudError> {
   const body = errorBody(await res.json().catch(() => null))
@@ -99,6 +101,28 @@ export class CloudClient {
     })
     if (res.status !== 201) throw await failure(res)
     return reply(res, enrollReply, 'enrollment')
+  }
+
+  /** RFC 8628 §3.1: asks for a pairing (docs/developer-platform.md, "Pairing a hub"). */
+  async requestPairing(hostname: string, agentVersion: string): Promise<PairingResponse> {
+    const res = await call(`${this.cloudUrl}/agent-api/v1/pairings`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ hostname, agent_version: agentVersion }),
+    })
+    if (res.status !== 201) throw await failure(res)
+    return reply(res, pairingReply, 'pairing')
+  }
+
+  /** RFC 8628 §3.4: one poll; a CloudError with authorization_pending, slow_down, ... until paired. */
+  async pollPairing(deviceCode: string): Promise<EnrollResponse> {
+    const res = await call(`${this.cloudUrl}/agent-api/v1/pairings/token`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ device_code: deviceCode }),
+    })
+    if (res.status !== 200) throw await failure(res)
+    return reply(res, enrollReply, 'pairing')
   }
 
   async connection(): Promise<ConnectionInfo> {

@@ -108,13 +108,4 @@ describe('hub enrollment through the CLIs', () => {
       'hub: enrollment refused: No enrollment has this token. (enrollment_token_invalid)\n',
     )
   })
-
-  it('asks for a token when the hub is not enrolled', async () => {
-    const dataDir = await newTempDir('e2e-hub-')
-    const result = hubRun(['--data', dataDir])
-    expect(result.status).toBe(2)
-    expect(result.stderr.split('\n')[0]).toBe(
-      `hub: this hub is not enrolled yet: pass --enroll TOKEN (no ${dataDir}/identity.json)`,
-    )
-  })
 })

@@ -8,7 +8,7 @@ cd "$(dirname "$0")/.."
 # python3, make, g++: better-sqlite3 compiles from source where no prebuilt binary is reachable.
 # libgs-dev: ghostscript4js (the hub's render worker) compiles against libgs; without it the link fails
 # with "cannot find .../libgs.so".
-apt_packages=(ghostscript libgs-dev openssl socat python3 make g++ cups-ipp-utils dbus-daemon redis-server mosquitto postgresql) # cups-ipp-utils, dbus-daemon: ippeveprinter, ipptool and a private D-Bus for the IPP printer tests; redis-server, mosquitto: test peers; postgresql: DATABASE_URL and the storage tests on both engines
+apt_packages=(ghostscript libgs-dev openssl socat python3 make g++ cups-ipp-utils dbus-daemon redis-server mosquitto postgresql chromium) # cups-ipp-utils, dbus-daemon: ippeveprinter, ipptool and a private D-Bus for the IPP printer tests; redis-server, mosquitto: test peers; postgresql: DATABASE_URL and the storage tests on both engines; chromium: the onboarding page's browser test (playwright-core drives it)
 missing=()
 for pkg in "${apt_packages[@]}"; do
   dpkg-query -W -f='${Status}' "$pkg" 2>/dev/null | grep -q 'install ok installed' || missing+=("$pkg")

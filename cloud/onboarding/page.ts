@@ -16,6 +16,7 @@ button{margin-top:1rem;width:100%;font:inherit;font-weight:600;padding:.75rem;co
 input:focus,button:focus{outline:3px solid #b45309;outline-offset:2px}
 .hint{margin:.25rem 0 0}
 .error{color:#b91c1c;font-weight:600;margin:.5rem 0 0}
+.nowrap{white-space:nowrap}
 `
 
 const STYLE_HASH = `'sha256-${createHash('sha256').update(STYLE).digest('base64')}'`
@@ -77,7 +78,7 @@ export function pairingPage(hubName: string, error?: string, typed = ''): string
 <form method="post">
 <label for="code">Pairing code</label>
 <input id="code" name="code" type="text" required autocomplete="one-time-code" autocapitalize="characters" spellcheck="false" maxlength="16" value="${escapeHtml(typed)}" aria-describedby="${describedBy}"${error ? ' aria-invalid="true" autofocus' : ''}>
-<p id="code-hint" class="hint">8 letters, as printed: for example BCDF-GHJK.</p>
+<p id="code-hint" class="hint">8 letters, as printed: for example <span class="nowrap">BCDF-GHJK</span>.</p>
 ${error ? `<p id="code-error" class="error" role="alert">${escapeHtml(error)}</p>\n` : ''}<button type="submit">Pair hub</button>
 </form>`,
   )

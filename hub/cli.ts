@@ -9,6 +9,7 @@ import { type HubIdentity, readIdentity, writeIdentity } from './cloud/identity.
 import { untilCloudAnswers, type WaitForCloudOptions } from './cloud/wait-for-cloud.ts'
 import { discoverPrinters } from './discovery/index.ts'
 import { createHubLogger } from './logging.ts'
+import { firstRawPrinter, printPairingCode } from './pairing/code-slip.ts'
 import { pairHub } from './pairing/pair-hub.ts'
 import {
   type AnyPrinterSpec,
@@ -71,19 +72,37 @@ function wholeMilliseconds(env: NodeJS.ProcessEnv, name: string): number | undef
   return Number(raw)
 }
 
+/** Pairing codes printed at most (one per code, each valid 10 minutes). */
+const PRINTED_CODES_MAX = 6
+
 async function identityFor(
   cloudUrl: string,
   dataDir: string,
   token: string | undefined,
   wait: WaitForCloudOptions,
+  printers: readonly AnyPrinterSpec[],
 ): Promise<HubIdentity> {
   const known = readIdentity(dataDir)
   if (known) return known
   const client = new CloudClient(cloudUrl)
+  let printedCodes = 0
   // Without a token the hub pairs: it shows a code that an installer types on an onboarding page.
   const enrolled = token
     ? await untilCloudAnswers('enroll', () => client.enroll(token, hostname(), AGENT_VERSION), wait)
-    : await pairHub({ client, hostname: hostname(), agentVersion: AGENT_VERSION, wait, logger: wait.logger })
+    : await pairHub({
+        client,
+        hostname: hostname(),
+        agentVersion: AGENT_VERSION,
+        wait,
+        logger: wait.logger,
+        announce: async (code) => {
+          const printer = firstRawPrinter(printers)
+          // A hub left unpaired takes a new code every 10 minutes: slips for the first hour, then the log only.
+          if (!printer || ++printedCodes > PRINTED_CODES_MAX) return
+          await printPairingCode(printer, createTransport(printer.transport), code)
+          wait.logger.info({ printer: printer.name }, 'pairing code printed')
+        },
+      })
   const identity: HubIdentity = {
     agent_id: enrolled.agent_id,
     account_id: enrolled.account_id,
@@ -170,11 +189,11 @@ async function run(args: string[]): Promise<void> {
     logger,
     backoff: new Backoff(Math.min(1000, retryMaxMs), retryMaxMs),
   }
-  const identity = await identityFor(cloudUrl, values.data, values.enroll, wait)
-  const client = new CloudClient(cloudUrl, identity.credential)
-  const connection = await untilCloudAnswers('connection', () => client.connection(), wait)
   // Configured printers, plus USB and usblp printers found without a flag (one entry per device).
   const printers: AnyPrinterSpec[] = [...(await discoverPrinters({ configured: rasterUris })), ...ippPrinters]
+  const identity = await identityFor(cloudUrl, values.data, values.enroll, wait, printers)
+  const client = new CloudClient(cloudUrl, identity.credential)
+  const connection = await untilCloudAnswers('connection', () => client.connection(), wait)
   agent = new HubAgent({
     identity,
     mqttUrl: connection.mqtt_url,

@@ -52,7 +52,7 @@ export interface PairingRepository {
   pair(onboardingHash: Buffer, userCodeHash: Buffer, now: Date, maxFailures: number): Promise<PairOutcome>
 }
 
-/** How long an expired, unpaired pairing is kept so that its hub's poll still reads `expired_token`. */
+/** How long a pairing is kept past its expiry (its hub's poll still reads `expired_token`); then purged. */
 const KEEP_EXPIRED_MS = 60 * 60 * 1000
 
 export function createPairingRepository(sql: Sql): PairingRepository {
@@ -62,7 +62,6 @@ export function createPairingRepository(sql: Sql): PairingRepository {
       await db
         .deleteFrom('pairings')
         .where('expires_at', '<', now - KEEP_EXPIRED_MS)
-        .where('delivered_at', 'is', null)
         .execute()
       const inserted = await db
         .insertInto('pairings')

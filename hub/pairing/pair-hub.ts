@@ -10,7 +10,7 @@ export interface PairHubOptions {
   agentVersion: string
   wait: WaitForCloudOptions
   logger: Logger
-  /** Shows a fresh code beyond the log (prints it); a failure is logged, pairing goes on. */
+  /** Shows a fresh code beyond the log (prints it), not awaited; a failure is logged, pairing goes on. */
   announce?: (userCode: string) => Promise<void>
   /** Waits between polls (tests pass their own). */
   pause?: (ms: number) => Promise<void>
@@ -37,7 +37,8 @@ export async function pairHub(options: PairHubOptions): Promise<EnrollResponse> 
       { pairing_code: pairing.user_code, expires_in_s: pairing.expires_in },
       `pairing code ${pairing.user_code}: open the onboarding link you were given and type this code`,
     )
-    await options.announce?.(pairing.user_code).catch((error: unknown) => {
+    // Not awaited: a printer that does not take the slip must not hold up pairing.
+    options.announce?.(pairing.user_code).catch((error: unknown) => {
       logger.warn({ err: error }, 'could not print the pairing code; it is in this log')
     })
     let intervalSeconds = pairing.interval

@@ -59,10 +59,21 @@ describe.each(ENGINES)('pairing storage on %s', (engine) => {
     })
   })
 
-  it('refuses a second pairing with a user code in use', async () => {
+  it('refuses a second pairing with a user code in use, and purges pairings an hour past their expiry', async () => {
     const now = Date.now()
     expect(await pairing('dev-1', 'BCDFGHJK', now)).toBe(true)
     expect(await pairing('dev-2', 'BCDFGHJK', now)).toBe(false)
+    // Still kept an hour after it expired (its hub reads expired_token), gone after that.
+    expect(await pairing('dev-3', 'CDFGHJKL', now + 70 * MINUTE - 1)).toBe(true)
+    expect(
+      await storage.pairings.poll(hashSecret('dev-1'), hashSecret('c'), now + 70 * MINUTE),
+    ).toStrictEqual({
+      outcome: 'expired',
+    })
+    expect(await pairing('dev-2', 'BCDFGHJK', now + 70 * MINUTE + 1)).toBe(true)
+    expect(await storage.pairings.poll(hashSecret('dev-1'), hashSecret('c'), now)).toStrictEqual({
+      outcome: 'unknown',
+    })
   })
 
   it('pairs once: the link is used, the enrollment claimed, and the credential handed out at one poll only', async () => {

@@ -165,6 +165,21 @@ describe.each(ENGINES)('pairing storage on %s', (engine) => {
     expect(await storage.pairings.link(hashSecret('nope'), now)).toStrictEqual({ outcome: 'unknown' })
   })
 
+  it('pairs one link with one hub only when two codes race for it', async () => {
+    const now = new Date()
+    await enrollmentWithLink('onb-a')
+    await pairing('dev-1', 'BCDFGHJK', now.getTime())
+    await pairing('dev-2', 'CDFGHJKL', now.getTime())
+    const outcomes = await Promise.all(
+      ['BCDFGHJK', 'CDFGHJKL'].map((code) =>
+        storage.pairings.pair(hashSecret('onb-a'), hashSecret(code), now, 5),
+      ),
+    )
+    expect(outcomes.map((o) => o.outcome).sort()).toStrictEqual(['paired', 'used'])
+    const agents = await opened.db.selectFrom('agents').select('agent_id').execute()
+    expect(agents).toHaveLength(1)
+  })
+
   it('pairs one code with one link only when two links race for it', async () => {
     const now = new Date()
     await enrollmentWithLink('onb-a')

@@ -1,10 +1,11 @@
 import { type Static, Type } from 'typebox'
+import { StoredText } from './stored-text.ts'
 
 /** POST /agent-api/v1/pairings: a hub without an identity asks to be paired (RFC 8628 §3.1). */
 export const PairingRequest = Type.Object(
   {
-    hostname: Type.String({ maxLength: 255 }),
-    agent_version: Type.String({ maxLength: 64 }),
+    hostname: StoredText({ minLength: 0, maxLength: 255 }),
+    agent_version: StoredText({ minLength: 0, maxLength: 64 }),
   },
   { additionalProperties: false, title: 'PairingRequest' },
 )

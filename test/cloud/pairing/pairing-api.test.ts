@@ -107,6 +107,13 @@ describe('hub pairing (RFC 8628 style) on the agent API', () => {
       payload: { hostname: 7 },
     })
     expect(bad.statusCode).toBe(422)
+    // A NUL (which PostgreSQL's text cannot hold) is refused before storage.
+    const nul = await cloud.app.inject({
+      method: 'POST',
+      url: '/agent-api/v1/pairings',
+      payload: { hostname: 'pi\u0000hub', agent_version: '1.0.0' },
+    })
+    expect(nul.statusCode, nul.body).toBe(422)
   })
 })
 

@@ -12,7 +12,7 @@ import type { AnyPrinterSpec } from './printers/ipp-printer-uri.ts'
 import type { TransportSpec } from './printers/printer-spec.ts'
 import { PrinterRegistry } from './printers/registry.ts'
 import { RenderPool } from './render/render-pool.ts'
-import { MqttSession } from './session/mqtt-session.ts'
+import { type AgentCommand, MqttSession } from './session/mqtt-session.ts'
 import type { Transport } from './transports/transport.ts'
 
 export const AGENT_VERSION = '0.1.0'
@@ -252,7 +252,7 @@ export class HubAgent {
     worker?.wake()
   }
 
-  #command(command: HubPayload<'command'>): void {
+  #command(command: AgentCommand): void {
     if (command.command === 'refresh_state') {
       this.#publishState()
       return

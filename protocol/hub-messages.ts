@@ -182,6 +182,13 @@ export const HubCommand = Type.Union([
   }),
   Type.Object({ v: V, command: Type.Literal('refresh_state') }),
   /**
+   * Say again that you are here: the hub publishes `presence` online with its current session, then what
+   * follows a connect (its state, its outbox). A cloud node sends it to every hub after it subscribed again
+   * following a broker outage: after a Mosquitto restart (2.0.11) the presence that hubs published before
+   * the nodes had subscribed again was delivered to no one.
+   */
+  Type.Object({ v: V, command: Type.Literal('announce') }),
+  /**
    * The release the hub should run (the catalog's current one, or a pinned one). A hub running another
    * version updates itself to it (docs/hub-updates.md) and reports how it went in its state's `update`.
    */

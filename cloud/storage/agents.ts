@@ -40,6 +40,8 @@ export interface AgentRepository {
   revoke(agentId: string, now: Date): Promise<{ agent_id: string; revoked_at: string } | undefined>
   /** Hubs revoked at or after `since` (an ISO time), oldest first. */
   revokedSince(since: string): Promise<{ agent_id: string; revoked_at: string }[]>
+  /** Every hub that is not revoked (an external broker's nodes ask them all to announce themselves). */
+  unrevokedIds(): Promise<string[]>
   /** Newest first. `cursor` is the id of the last agent of the previous page; unknown → undefined. */
   list(accountId: string, limit: number, cursor?: string): Promise<PageOf<Agent> | undefined>
 }
@@ -121,6 +123,15 @@ export function createAgentRepository({ db }: Sql): AgentRepository {
         .where('agent_id', '=', agentId)
       if (sessionId !== null) update = update.where('session_id', '=', sessionId)
       return affected(await update.executeTakeFirst()) === 1
+    },
+    async unrevokedIds() {
+      const rows = await db
+        .selectFrom('agents')
+        .select('agent_id')
+        .where('revoked_at', 'is', null)
+        .orderBy('agent_id')
+        .execute()
+      return rows.map((row) => row.agent_id)
     },
     async markAllOffline() {
       await db.updateTable('agents').set({ online: 0 }).where('online', '=', 1).execute()

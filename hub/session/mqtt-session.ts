@@ -22,7 +22,8 @@ export interface SessionOptions {
   /** Called after every (re)connect, once subscriptions and presence are in place. */
   onConnected(): void
   onOffer(offer: HubPayload<'job-offer'>): void
-  onCommand(command: HubPayload<'command'>): void
+  /** Every command but `announce`, which the session answers itself. */
+  onCommand(command: AgentCommand): void
   /**
    * Asks the cloud again where and how to connect (its connection lookup), after the broker refused the
    * hub's login: a cloud on an external broker gives a hub its broker login at that lookup, and may have
@@ -43,6 +44,9 @@ const commandCheck = Compile(HUB_TOPICS.command.schema)
  * after each connect it subscribes to its own topics, announces itself (its last will announces the loss),
  * and hands over to `onConnected` to reconcile.
  */
+/** The commands the session hands on. */
+export type AgentCommand = Exclude<HubPayload<'command'>, { command: 'announce' }>
+
 export class MqttSession {
   readonly #o: SessionOptions
   readonly #backoff: Backoff
@@ -217,6 +221,14 @@ export class MqttSession {
     this.#o.onConnected()
   }
 
+  /** The cloud asked who is here (protocol: `announce`): presence again, then what follows a connect. */
+  #announce(): void {
+    this.publish('presence', { v: PROTOCOL_VERSION, online: true, session: this.#session }).then(
+      () => this.#o.onConnected(),
+      (error: unknown) => this.#o.logger.debug({ err: error }, 'presence not sent'),
+    )
+  }
+
   #onMessage(topic: string, payload: Buffer): void {
     const target = parseHubTopic(topic)
     let value: unknown
@@ -226,7 +238,9 @@ export class MqttSession {
       value = undefined
     }
     if (target?.topic === 'job-offer' && offerCheck.Check(value)) this.#o.onOffer(value)
-    else if (target?.topic === 'command' && commandCheck.Check(value)) this.#o.onCommand(value)
-    else this.#o.logger.warn({ topic }, 'message from the cloud dropped: it does not match the protocol')
+    else if (target?.topic === 'command' && commandCheck.Check(value)) {
+      if (value.command === 'announce') this.#announce()
+      else this.#o.onCommand(value)
+    } else this.#o.logger.warn({ topic }, 'message from the cloud dropped: it does not match the protocol')
   }
 }

@@ -29,6 +29,8 @@ export interface MosquittoServer {
   dir: string
   /** What it wrote to stdout and stderr so far (its log, with the default `log_dest stderr`). */
   log(): string
+  /** Stops it and starts it again on the same port with the same files (its persistence, if configured). */
+  restart(): Promise<void>
   /** Ends it and removes its directory; safe to call twice. */
   stop(): Promise<void>
 }
@@ -89,12 +91,20 @@ export async function startMosquitto(options: MosquittoOptions = {}): Promise<Mo
         if (attempt === 3 || !/Address already in use/i.test(peer.output())) throw error
       }
     }
-    const running = peer
+    const logs: string[] = []
+    let running = peer
     return {
       url: `mqtt://127.0.0.1:${port}`,
       port,
       dir: dir.path,
-      log: () => running.output(),
+      log: () => logs.join('') + running.output(),
+      async restart() {
+        await running.stop()
+        logs.push(running.output())
+        running = startPeer('mosquitto', ['-c', configFile], { cwd: dir.path, ...owner })
+        peer = running
+        await waitUntilReady(running, 'mosquitto', () => acceptsConnections(port), options.startTimeoutMs)
+      },
       stop,
     }
   } catch (error) {

@@ -118,6 +118,45 @@ describe("the hub's MQTT session", () => {
   })
 })
 
+describe("the hub's MQTT session asked to announce itself", () => {
+  const stops: (() => Promise<void>)[] = []
+  afterEach(async () => {
+    for (const stop of stops.splice(0).reverse()) await stop()
+  })
+
+  it('publishes its presence again with the same session and runs what follows a connect, without handing the command on', async () => {
+    const port = await freePort()
+    const broker = await startBroker(port)
+    stops.push(() => broker.close())
+    const commands: unknown[] = []
+    let connects = 0
+    const session = new MqttSession({
+      mqttUrl: `mqtt://127.0.0.1:${port}`,
+      agentId: AGENT,
+      credential: 'hub_test',
+      keepaliveSeconds: 5,
+      logger: pino({ level: 'silent' }),
+      onConnected: () => {
+        connects++
+      },
+      onOffer: () => {},
+      onCommand: (command) => commands.push(command),
+      backoff: new Backoff(50, 200),
+    })
+    session.start()
+    stops.push(() => session.stop())
+    await until(() => connects === 1)
+    await broker.send(`hubs/${AGENT}/command`, JSON.stringify({ v: 1, command: 'announce' }))
+    await until(() => connects === 2)
+    const presences = broker.published
+      .filter((p) => p.topic === `hubs/${AGENT}/presence`)
+      .map((p) => JSON.parse(p.payload))
+    expect(presences).toHaveLength(2)
+    expect(presences[1]).toEqual({ v: 1, online: true, session: presences[0].session })
+    expect(commands).toEqual([])
+  })
+})
+
 describe("the hub's MQTT session when the broker refuses its login", () => {
   it('asks the cloud where and how to connect, then connects where it says', async () => {
     // The broker the hub was told first refuses it; the cloud's lookup names another that takes it.

@@ -55,7 +55,8 @@ export function mosquittoConfText(options: MosquittoConfOptions): string {
     ...(options.tls ? [`certfile ${options.tls.certFile}`, `keyfile ${options.tls.keyFile}`] : []),
     `plugin ${options.pluginPath}`,
     `plugin_opt_config_file ${path.join(dir, DYNSEC_FILE)}`,
-    // The cloud nodes' sessions (clean start false) and the hub messages queued for them survive a restart.
+    // The cloud nodes' sessions (clean start false) survive a restart; their shared subscriptions are made
+    // again on reconnect (docs/architecture.md: a broker restart).
     'persistence true',
     `persistence_location ${dir}${path.sep}`,
     // Hub reports wait here while every cloud node is away: never drop one the broker acknowledged.

@@ -3,7 +3,7 @@ import { Aedes } from 'aedes'
 import { pino } from 'pino'
 import { afterEach, describe, expect, it } from 'vitest'
 import { Backoff } from '../../../hub/session/backoff.ts'
-import { MqttSession } from '../../../hub/session/mqtt-session.ts'
+import { MqttSession, type SessionOptions } from '../../../hub/session/mqtt-session.ts'
 import type { HubPayload } from '../../../protocol/hub-messages.ts'
 import { PRINT_OPTION_DEFAULTS } from '../../../protocol/print-job.ts'
 import { freePort } from '../../helpers/free-port.ts'
@@ -59,6 +59,20 @@ async function until(check: () => boolean, timeoutMs = 10_000) {
   }
 }
 
+/** A hub session for AGENT with quick reconnects and no log; the rest from `options`. */
+function testSession(options: Pick<SessionOptions, 'mqttUrl' | 'onConnected'> & Partial<SessionOptions>) {
+  return new MqttSession({
+    agentId: AGENT,
+    credential: 'hub_test',
+    keepaliveSeconds: 5,
+    logger: pino({ level: 'silent' }),
+    onOffer: () => {},
+    onCommand: () => {},
+    backoff: new Backoff(50, 200),
+    ...options,
+  })
+}
+
 describe("the hub's MQTT session", () => {
   const stops: (() => Promise<void>)[] = []
   afterEach(async () => {
@@ -71,18 +85,13 @@ describe("the hub's MQTT session", () => {
     const offers: unknown[] = []
     const commands: unknown[] = []
     let connects = 0
-    const session = new MqttSession({
+    const session = testSession({
       mqttUrl: `mqtt://127.0.0.1:${port}`,
-      agentId: AGENT,
-      credential: 'hub_test',
-      keepaliveSeconds: 5,
-      logger: pino({ level: 'silent' }),
       onConnected: () => {
         connects++
       },
       onOffer: (offer) => offers.push(offer),
       onCommand: (command) => commands.push(command),
-      backoff: new Backoff(50, 200),
     })
     session.start()
     stops.push(() => session.stop())
@@ -130,18 +139,12 @@ describe("the hub's MQTT session asked to announce itself", () => {
     stops.push(() => broker.close())
     const commands: unknown[] = []
     let connects = 0
-    const session = new MqttSession({
+    const session = testSession({
       mqttUrl: `mqtt://127.0.0.1:${port}`,
-      agentId: AGENT,
-      credential: 'hub_test',
-      keepaliveSeconds: 5,
-      logger: pino({ level: 'silent' }),
       onConnected: () => {
         connects++
       },
-      onOffer: () => {},
       onCommand: (command) => commands.push(command),
-      backoff: new Backoff(50, 200),
     })
     session.start()
     stops.push(() => session.stop())
@@ -173,22 +176,15 @@ describe("the hub's MQTT session when the broker refuses its login", () => {
     const accepting = await startBroker(acceptingPort)
     const lookUps: number[] = []
     let connects = 0
-    const session = new MqttSession({
+    const session = testSession({
       mqttUrl: `mqtt://127.0.0.1:${refusingPort}`,
-      agentId: AGENT,
-      credential: 'hub_test',
-      keepaliveSeconds: 5,
-      logger: pino({ level: 'silent' }),
       onConnected: () => {
         connects++
       },
-      onOffer: () => {},
-      onCommand: () => {},
       lookUpBroker: async () => {
         lookUps.push(Date.now())
         return `mqtt://127.0.0.1:${acceptingPort}`
       },
-      backoff: new Backoff(50, 200),
     })
     try {
       session.start()

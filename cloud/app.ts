@@ -1,6 +1,7 @@
 import multipart from '@fastify/multipart'
 import Fastify, { type FastifyBaseLogger, type FastifyInstance, LogController } from 'fastify'
 import type { CloudConfig } from './config.ts'
+import { consolePlugin } from './console/console-plugin.ts'
 import { createDocumentIntake } from './documents/intake.ts'
 import { createPdfInspector, type PdfInspector } from './documents/pdf-inspection.ts'
 import { ApiError } from './errors.ts'
@@ -182,5 +183,6 @@ export async function buildApp(deps: AppDependencies): Promise<FastifyInstance> 
     fetchOptions,
     maxDocumentBytes: config.maxDocumentBytes,
   })
+  await app.register(consolePlugin, { prefix: '/console', storage, config, submitter, jobEvents, intake })
   return app
 }

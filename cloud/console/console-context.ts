@@ -1,0 +1,32 @@
+import type { CloudConfig } from '../config.ts'
+import type { DocumentIntake } from '../documents/intake.ts'
+import type { PrintJobSubmitter } from '../print-jobs/submit.ts'
+import type { JobEvents } from '../routes/print-jobs.ts'
+import type { Storage } from '../storage/storage.ts'
+
+/** A person's role in an account (docs/console.md): an owner also manages users and API clients. */
+export type UserRole = 'owner' | 'member'
+
+/** The signed-in person of a console request. */
+export interface ConsoleUser {
+  userId: string
+  accountId: string
+  email: string
+  role: UserRole
+}
+
+declare module 'fastify' {
+  interface FastifyRequest {
+    /** Set by the session support from the request's session cookie; null when nobody is signed in. */
+    consoleUser: ConsoleUser | null
+  }
+}
+
+/** What every console page module is registered with: the same storage and job rules as the API. */
+export interface ConsoleOptions {
+  storage: Storage
+  config: CloudConfig
+  submitter: PrintJobSubmitter
+  jobEvents: JobEvents
+  intake: DocumentIntake
+}

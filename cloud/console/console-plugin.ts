@@ -1,0 +1,43 @@
+import { readFileSync } from 'node:fs'
+import helmet from '@fastify/helmet'
+import type { FastifyPluginAsync } from 'fastify'
+import type { ConsoleOptions } from './console-context.ts'
+
+const asset = (name: string) => readFileSync(new URL(`./assets/${name}`, import.meta.url))
+const ASSETS = {
+  'console.css': { body: asset('console.css'), type: 'text/css; charset=utf-8' },
+  'console.js': { body: asset('console.js'), type: 'text/javascript; charset=utf-8' },
+} as const
+
+/**
+ * The account console (docs/console.md), registered with the prefix /console: its own cookies, session, CSRF
+ * protection and security headers, encapsulated so that the JSON API is untouched by them.
+ */
+export const consolePlugin: FastifyPluginAsync<ConsoleOptions> = async (app, options) => {
+  // CSP Level 3: nothing inline, nothing from elsewhere; forms post only here; no framing (also X-Frame-Options).
+  await app.register(helmet, {
+    contentSecurityPolicy: {
+      useDefaults: false,
+      directives: {
+        defaultSrc: ["'none'"],
+        styleSrc: ["'self'"],
+        scriptSrc: ["'self'"],
+        imgSrc: ["'self'"],
+        connectSrc: ["'self'"],
+        formAction: ["'self'"],
+        frameAncestors: ["'none'"],
+        baseUri: ["'none'"],
+      },
+    },
+    frameguard: { action: 'deny' },
+    referrerPolicy: { policy: 'same-origin' },
+    // HSTS only where the console is served over HTTPS (RFC 6797 §7.2: not sent over plain HTTP).
+    strictTransportSecurity: options.config.publicUrl.startsWith('https:'),
+  })
+
+  for (const [name, { body, type }] of Object.entries(ASSETS)) {
+    app.get(`/assets/${name}`, { schema: { hide: true } }, async (_request, reply) =>
+      reply.header('content-type', type).header('cache-control', 'public, max-age=300').send(body),
+    )
+  }
+}

@@ -22,6 +22,7 @@ import { fetchPublicDocument, type SafeFetchOptions } from '../fetch/safe-fetch.
 import { parseDocumentUrl } from '../fetch/url-policy.ts'
 import { jsonResponse } from '../openapi/responses.ts'
 import { authOf } from '../plugins/authentication.ts'
+import { cancelPrintJob } from '../print-jobs/cancel.ts'
 import { JobLifecycle, type JobLog } from '../print-jobs/lifecycle.ts'
 import type { PrintJobSubmitter } from '../print-jobs/submit.ts'
 import type { Storage } from '../storage/storage.ts'
@@ -239,26 +240,13 @@ export const printJobRoutes: FastifyPluginAsync<PrintJobRoutesOptions> = async (
       },
     },
     async (request, reply) => {
-      const { accountId } = authOf(request)
-      const { printJobId } = request.params
-      const job = await storage.printJobs.findById(accountId, printJobId)
-      if (!job) throw new ApiError('print_job_not_found', 'No such print job.')
-      const notCancellable = (status: PrintJob['status'] | undefined) =>
-        new ApiError('print_job_not_cancellable', `A ${status} job cannot be cancelled.`, { status })
-      // docs/job-lifecycle.md: a job no hub was offered is cancelled here; otherwise only its hub can say
-      // that none of its bytes reached the printer, so the cancel is confirmed by the hub.
-      const now = new Date()
-      if (
-        await lifecycle.apply(printJobId, 'cancelUnoffered', { completed_at: now.toISOString() }, request.log)
+      const { outcome, job } = await cancelPrintJob(
+        { jobs: storage.printJobs, lifecycle, jobEvents },
+        authOf(request).accountId,
+        request.params.printJobId,
+        request.log,
       )
-        return storage.printJobs.findById(accountId, printJobId)
-      if (!(await lifecycle.requestCancel(printJobId, 'cancelled', now, request.log)))
-        throw notCancellable((await storage.printJobs.findById(accountId, printJobId))?.status)
-      await jobEvents.cancelRequested(printJobId, request.log)
-      const after = await storage.printJobs.findById(accountId, printJobId)
-      if (after?.status === 'cancelled') return after
-      if (after?.status === 'pending' || after?.status === 'reserved') return reply.code(202).send(after)
-      throw notCancellable(after?.status)
+      return reply.code(outcome === 'cancelled' ? 200 : 202).send(job)
     },
   )
 

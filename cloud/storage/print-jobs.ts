@@ -38,6 +38,12 @@ export interface JobRuleSpec {
   when?: 'never_offered' | 'cancel_requested' | 'no_cancel_requested' | 'unoffered'
 }
 
+/** A job of an account with the cancel recorded for it (the console's job page shows both). */
+export interface PrintJobDetails extends PrintJob {
+  cancel_requested_at: string | null
+  cancel_reason: 'cancelled' | 'expired' | null
+}
+
 /** An unfinished job and what its hub has been told: for the dispatcher and expiry. */
 export interface JobHandoff {
   print_job_id: string
@@ -79,6 +85,8 @@ export interface PrintJobRepository {
    */
   insertWithinCapacity(accountId: string, job: PrintJob, capacity: number): Promise<boolean>
   findById(accountId: string, printJobId: string): Promise<PrintJob | undefined>
+  /** The account's job and the cancel (or expiry) requested of its hub, if any. */
+  findDetails(accountId: string, printJobId: string): Promise<PrintJobDetails | undefined>
   list(
     accountId: string,
     limit: number,
@@ -334,6 +342,19 @@ export function createPrintJobRepository(sql: Sql): PrintJobRepository {
         .where('j.print_job_id', '=', printJobId)
         .executeTakeFirst()
       return row && toJob(row as JobRow)
+    },
+    async findDetails(accountId, printJobId) {
+      const row = await jobs()
+        .where('j.account_id', '=', accountId)
+        .where('j.print_job_id', '=', printJobId)
+        .executeTakeFirst()
+      return (
+        row && {
+          ...toJob(row as JobRow),
+          cancel_requested_at: row.cancel_requested_at,
+          cancel_reason: row.cancel_reason as PrintJobDetails['cancel_reason'],
+        }
+      )
     },
     async list(accountId, limit, cursor, filter) {
       return pageAfter(

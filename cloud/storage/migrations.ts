@@ -358,4 +358,40 @@ export const MIGRATIONS: readonly Migration[] = [
       ALTER TABLE enrollments ADD COLUMN pairing_failures INTEGER NOT NULL DEFAULT 0;
     `,
   },
+  {
+    version: 15,
+    name: 'console users, sessions, set-password links and sign-in failure counters',
+    // docs/console.md: passwords as scrypt strings; session ids and set-password tokens only as SHA-256 digests.
+    sql: (t) => `
+      CREATE TABLE users (
+        user_id TEXT PRIMARY KEY,
+        account_id TEXT NOT NULL REFERENCES accounts(account_id),
+        email TEXT NOT NULL UNIQUE,
+        role TEXT NOT NULL,
+        password_hash TEXT,
+        created_at TEXT NOT NULL
+      );
+      CREATE INDEX users_by_account ON users(account_id, created_at);
+      CREATE TABLE console_sessions (
+        session_hash ${t.blob} PRIMARY KEY,
+        user_id TEXT,
+        data TEXT NOT NULL,
+        expires_at ${t.int64} NOT NULL
+      );
+      CREATE INDEX console_sessions_by_user ON console_sessions(user_id);
+      CREATE INDEX console_sessions_by_expiry ON console_sessions(expires_at);
+      CREATE TABLE set_password_tokens (
+        token_hash ${t.blob} PRIMARY KEY,
+        user_id TEXT NOT NULL REFERENCES users(user_id),
+        expires_at ${t.int64} NOT NULL,
+        used_at TEXT
+      );
+      CREATE INDEX set_password_tokens_by_user ON set_password_tokens(user_id);
+      CREATE TABLE sign_in_failures (
+        counter_key TEXT PRIMARY KEY,
+        failures INTEGER NOT NULL,
+        window_started_at ${t.int64} NOT NULL
+      );
+    `,
+  },
 ]

@@ -24,6 +24,10 @@ export interface Database {
   installation_tokens: InstallationTokensTable
   managed_accounts: ManagedAccountsTable
   pairings: PairingsTable
+  users: UsersTable
+  console_sessions: ConsoleSessionsTable
+  set_password_tokens: SetPasswordTokensTable
+  sign_in_failures: SignInFailuresTable
 }
 
 export interface AccountsTable {
@@ -232,4 +236,44 @@ export interface ManagedAccountsTable {
   external_customer_id: string
   created_at: string
   updated_at: string
+}
+
+/** A person who signs in to the account console (docs/console.md). */
+export interface UsersTable {
+  user_id: string
+  account_id: string
+  /** Lower-cased; unique across accounts (it is what a person signs in with). */
+  email: string
+  role: 'owner' | 'member'
+  /** `scrypt$N$r$p$salt$hash` (cloud/auth/passwords.ts); null until the person sets one. */
+  password_hash: string | null
+  created_at: string
+}
+
+/** A console session (@fastify/session's store): the id only as its SHA-256 digest. */
+export interface ConsoleSessionsTable {
+  session_hash: Buffer
+  /** The signed-in user, so that removing a user ends their sessions; null before sign-in. */
+  user_id: string | null
+  /** JSON of the session's data. */
+  data: string
+  /** Epoch milliseconds: past it the row is no session (idle expiry) and is purged. */
+  expires_at: number
+}
+
+/** A one-time set-password link: the token only as its SHA-256 digest. */
+export interface SetPasswordTokensTable {
+  token_hash: Buffer
+  user_id: string
+  /** Epoch milliseconds. */
+  expires_at: number
+  used_at: string | null
+}
+
+/** Failed sign-ins counted per address and per e-mail (`ip:…`, `email:…`) in a fixed window. */
+export interface SignInFailuresTable {
+  counter_key: string
+  failures: number
+  /** Epoch milliseconds. */
+  window_started_at: number
 }

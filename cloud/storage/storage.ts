@@ -4,6 +4,7 @@ import { type AccountRepository, createAccountRepository } from './accounts.ts'
 import { type AgentRepository, createAgentRepository } from './agents.ts'
 import { type ApiClientRepository, createApiClientRepository } from './api-clients.ts'
 import { type ApplicationRepository, createApplicationRepository } from './applications.ts'
+import { type ConsoleSessionRepository, createConsoleSessionRepository } from './console-sessions.ts'
 import { type DatabaseLocation, type OpenDatabase, openDatabase } from './database.ts'
 import { createDocumentRepository, type DocumentRepository } from './documents.ts'
 import type { Engine, Sql } from './engine.ts'
@@ -14,6 +15,8 @@ import { createPairingRepository, type PairingRepository } from './pairings.ts'
 import { createPrintJobRepository, type PrintJobRepository } from './print-jobs.ts'
 import { createPrinterRepository, type PrinterRepository } from './printers.ts'
 import { createReleasePinRepository, type ReleasePinRepository } from './release-pins.ts'
+import { createSignInFailureRepository, type SignInFailureRepository } from './sign-in-failures.ts'
+import { createUserRepository, type UserRepository } from './users.ts'
 
 /** Every repository the cloud uses. The rest of the cloud sees only these interfaces, never SQL. */
 export interface Storage {
@@ -30,6 +33,9 @@ export interface Storage {
   applications: ApplicationRepository
   managedAccounts: ManagedAccountRepository
   pairings: PairingRepository
+  users: UserRepository
+  consoleSessions: ConsoleSessionRepository
+  signInFailures: SignInFailureRepository
   /** Whether the database answers a query now (readiness probe); false once closed or failing. */
   ping(): Promise<boolean>
   /**
@@ -115,6 +121,9 @@ function repositoriesOn(sql: Sql) {
     applications: createApplicationRepository(sql),
     managedAccounts: createManagedAccountRepository(sql),
     pairings: createPairingRepository(sql),
+    users: createUserRepository(sql),
+    consoleSessions: createConsoleSessionRepository(sql),
+    signInFailures: createSignInFailureRepository(sql),
   }
 }
 

@@ -15,14 +15,9 @@ export const STATUS_WORDS: Record<PrintJobStatus, string> = {
 
 type Badge = '' | 'ok' | 'bad' | 'warn'
 
-const STATUS_BADGE: Record<PrintJobStatus, Badge> = {
-  pending: '',
-  reserved: '',
-  printing: '',
-  printed: 'ok',
-  failed: 'bad',
-  cancelled: '',
-}
+/** The badge's colour: green printed, red failed, amber while the printer holds the job up; grey otherwise. */
+const badgeOf = (job: Pick<PrintJob, 'status' | 'waiting_reason'>): Badge =>
+  job.status === 'printed' ? 'ok' : job.status === 'failed' ? 'bad' : job.waiting_reason ? 'warn' : ''
 
 /** Why a job waits (README: waiting_reason), in words. */
 const WAITING_WORDS: Record<WaitingReason, string> = {
@@ -62,9 +57,10 @@ export function documentWords(job: Pick<PrintJob, 'document_format' | 'document_
 }
 
 /** The status as a badge, in words. */
-export function statusBadge(status: PrintJobStatus, field?: string): Html {
+export function statusBadge(job: Pick<PrintJob, 'status' | 'waiting_reason'>, field?: string): Html {
+  const badge = badgeOf(job)
   const mark = field ? html` data-job-field="${field}"` : ''
-  return html`<span class="badge ${STATUS_BADGE[status]}"${mark}>${STATUS_WORDS[status]}</span>`
+  return html`<span class="${badge ? `badge ${badge}` : 'badge'}"${mark}>${STATUS_WORDS[job.status]}</span>`
 }
 
 /** The timeline's entries (created, reserved, printing, completed, cancel requested), in the order they happen. */
@@ -97,7 +93,7 @@ export function jobState(job: PrintJobDetails): JobState {
     status: job.status,
     final: isFinal(job.status),
     cancellable: isCancellable(job.status),
-    badge: STATUS_BADGE[job.status],
+    badge: badgeOf(job),
     text: {
       status: STATUS_WORDS[job.status],
       waiting: job.waiting_reason ? WAITING_WORDS[job.waiting_reason] : 'Not waiting',

@@ -126,7 +126,7 @@ export const jobsPages: FastifyPluginAsync<ConsoleOptions> = async (app, { stora
       return html`<tr>
 <td>${timeElement(job.created_at)}</td>
 <td>${name === undefined ? html`<span class="muted">Removed printer ${shortId(job.printer_id)}</span>` : name}</td>
-<td>${statusBadge(job.status)}</td>
+<td>${statusBadge(job)}</td>
 <td>${documentWords(job)}</td>
 <td><a href="/console/jobs/${job.print_job_id}">Job <span class="mono">${shortId(job.print_job_id)}</span></a></td>
 </tr>`
@@ -175,7 +175,7 @@ ${results}`,
       body: html`<h1>Print job <span class="mono">${shortId(id)}</span></h1>
 <div data-job-state="/console/jobs/${id}/state" data-job-final="${String(state.final)}">
 <dl class="facts">
-<dt>Status</dt><dd aria-live="polite">${statusBadge(job.status, 'status')}</dd>
+<dt>Status</dt><dd aria-live="polite">${statusBadge(job, 'status')}</dd>
 <dt>Waiting</dt>${field('waiting')}
 <dt>Failure reason</dt>${field('failure')}
 <dt>Failure detail</dt>${field('failure_detail')}

@@ -33,7 +33,7 @@ if (jobState && jobState.dataset.jobFinal !== 'true') {
       if (!element) continue
       if (element.textContent !== text) element.textContent = text
       if (element.tagName === 'TIME' && state.times[field]) element.setAttribute('datetime', state.times[field])
-      if (field === 'status') element.className = `badge ${state.badge}`
+      if (field === 'status') element.className = state.badge ? `badge ${state.badge}` : 'badge'
     }
     const cancel = document.querySelector('form[data-job-cancel]')
     if (cancel && !state.cancellable) cancel.hidden = true

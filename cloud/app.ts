@@ -1,6 +1,7 @@
 import multipart from '@fastify/multipart'
 import Fastify, { type FastifyBaseLogger, type FastifyInstance, LogController } from 'fastify'
 import type { CloudConfig } from './config.ts'
+import { type ConsoleClock, SYSTEM_CLOCK } from './console/console-context.ts'
 import { consolePlugin } from './console/console-plugin.ts'
 import { createDocumentIntake } from './documents/intake.ts'
 import { createPdfInspector, type PdfInspector } from './documents/pdf-inspection.ts'
@@ -46,6 +47,8 @@ export interface AppDependencies {
   brokerReady?: () => boolean
   /** External broker (MQTT_URL): gives a hub its broker client when it presents its credential. */
   provisionHub?: (agentId: string, credential: string) => Promise<void>
+  /** The console's clock (session expiry, sign-in throttling); the system's by default. */
+  consoleClock?: ConsoleClock
 }
 
 const NO_JOB_EVENTS: JobEvents = { jobCreated: async () => {}, cancelRequested: async () => {} }
@@ -183,6 +186,14 @@ export async function buildApp(deps: AppDependencies): Promise<FastifyInstance> 
     fetchOptions,
     maxDocumentBytes: config.maxDocumentBytes,
   })
-  await app.register(consolePlugin, { prefix: '/console', storage, config, submitter, jobEvents, intake })
+  await app.register(consolePlugin, {
+    prefix: '/console',
+    storage,
+    config,
+    submitter,
+    jobEvents,
+    intake,
+    clock: deps.consoleClock ?? SYSTEM_CLOCK,
+  })
   return app
 }

@@ -250,6 +250,27 @@ export const CloudConfigSchema = Type.Object({
     'how long a cancel waits for the hub to confirm it dropped the job before answering 202',
   ),
   enrollmentTtlHours: int('ENROLLMENT_TTL_HOURS', 1, 24 * 90, 24, 'lifetime of an enrollment token'),
+  consoleIdleMinutes: int(
+    'CONSOLE_IDLE_MINUTES',
+    1,
+    24 * 60,
+    30,
+    'a console session ends after this long without a request (docs/console.md)',
+  ),
+  consoleSessionHours: int(
+    'CONSOLE_SESSION_HOURS',
+    1,
+    24 * 30,
+    12,
+    'a console session ends this long after sign-in, however busy',
+  ),
+  setPasswordTtlHours: int(
+    'SET_PASSWORD_TTL_HOURS',
+    1,
+    24 * 30,
+    72,
+    'lifetime of a console user’s one-time set-password link',
+  ),
   trustProxy: Type.Union(
     [Type.Boolean(), Type.Integer({ minimum: 0 }), Type.String({ pattern: '^[0-9A-Fa-f.:/,\\s]+$' })],
     {

@@ -22,6 +22,19 @@ declare module 'fastify' {
   }
 }
 
+/** The console's time: session expiries, sign-in throttling, link expiry. Tests inject one instead of sleeping. */
+export interface ConsoleClock {
+  /** Epoch milliseconds. */
+  now(): number
+  /** Waits (a slowed sign-in answer). */
+  sleep(ms: number): Promise<void>
+}
+
+export const SYSTEM_CLOCK: ConsoleClock = {
+  now: () => Date.now(),
+  sleep: (ms) => new Promise((resolve) => setTimeout(resolve, ms)),
+}
+
 /** What every console page module is registered with: the same storage and job rules as the API. */
 export interface ConsoleOptions {
   storage: Storage
@@ -29,4 +42,6 @@ export interface ConsoleOptions {
   submitter: PrintJobSubmitter
   jobEvents: JobEvents
   intake: DocumentIntake
+  /** SYSTEM_CLOCK unless a test gives another. */
+  clock: ConsoleClock
 }

@@ -2,6 +2,10 @@ import { readFileSync } from 'node:fs'
 import helmet from '@fastify/helmet'
 import type { FastifyPluginAsync } from 'fastify'
 import type { ConsoleOptions } from './console-context.ts'
+import { requireUser, userOf } from './guards.ts'
+import { html, renderPage, sendPage } from './layout.ts'
+import { sessionSupport } from './session-support.ts'
+import { signInPages } from './sign-in-pages.ts'
 
 const asset = (name: string) => readFileSync(new URL(`./assets/${name}`, import.meta.url))
 const ASSETS = {
@@ -40,4 +44,32 @@ export const consolePlugin: FastifyPluginAsync<ConsoleOptions> = async (app, opt
       reply.header('content-type', type).header('cache-control', 'public, max-age=300').send(body),
     )
   }
+
+  // What page modules are registered with: not the `prefix` option this plugin got (theirs would double it).
+  const { storage, config, submitter, jobEvents, intake, clock } = options
+  const pages: ConsoleOptions = { storage, config, submitter, jobEvents, intake, clock }
+  // Sessions, CSRF and request.consoleUser first: every page module below relies on them.
+  await app.register(sessionSupport, pages)
+  await app.register(signInPages, pages)
+  // Page modules (one line each).
+
+  // Until the Overview page is registered at /console: a page that says who is signed in.
+  if (!app.hasRoute({ method: 'GET', url: '/console' })) await app.register(placeholderHome)
+}
+
+const placeholderHome: FastifyPluginAsync = async (app) => {
+  app.get('/', { schema: { hide: true }, preHandler: requireUser }, async (request, reply) =>
+    sendPage(
+      reply,
+      200,
+      renderPage({
+        title: 'Overview',
+        user: userOf(request),
+        csrfToken: reply.generateCsrf(),
+        section: 'overview',
+        body: html`<h1>Overview</h1>
+<p>Signed in as ${userOf(request).email}.</p>`,
+      }),
+    ),
+  )
 }

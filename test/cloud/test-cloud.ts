@@ -2,6 +2,7 @@ import type { FastifyInstance } from 'fastify'
 import { buildApp } from '../../cloud/app.ts'
 import { generateSecret, hashSecret } from '../../cloud/auth/secrets.ts'
 import { type CloudConfig, loadConfig } from '../../cloud/config.ts'
+import type { ConsoleClock } from '../../cloud/console/console-context.ts'
 import type { PdfInspector } from '../../cloud/documents/pdf-inspection.ts'
 import type { SafeFetchOptions } from '../../cloud/fetch/safe-fetch.ts'
 import type { JobEvents } from '../../cloud/routes/print-jobs.ts'
@@ -76,6 +77,8 @@ export interface TestCloudOptions {
   fetchSeams?: Pick<SafeFetchOptions, 'resolve' | 'connect' | 'tlsCa' | 'dnsServers'>
   /** What the app tells of created and cancelled jobs (nothing by default). */
   jobEvents?: JobEvents
+  /** The console's clock (session expiry, sign-in throttling); the system's by default. */
+  consoleClock?: ConsoleClock
   /** Another cloud's data directory (a restart of it); a fresh one by default, removed on close. */
   dataDir?: string
 }
@@ -98,6 +101,7 @@ export async function startTestCloud(options: TestCloudOptions = {}): Promise<Te
     ...(options.pdfInspector && { pdfInspector: options.pdfInspector }),
     ...(options.fetchSeams && { fetchSeams: options.fetchSeams }),
     ...(options.jobEvents && { jobEvents: options.jobEvents }),
+    ...(options.consoleClock && { consoleClock: options.consoleClock }),
   })
   await app.ready()
   return {

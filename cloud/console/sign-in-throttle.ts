@@ -1,0 +1,73 @@
+import { quotaAddress } from '../plugins/quota-address.ts'
+import type { SignInFailureRepository } from '../storage/sign-in-failures.ts'
+import { normalizeEmail } from '../storage/users.ts'
+import type { ConsoleClock } from './console-context.ts'
+
+/**
+ * Failed sign-ins (docs/console.md, "Sign-in throttling"), counted in 15-minute windows per client address
+ * (IPv6 per /64, as the request quotas) and per e-mail, in the database so that every cloud node counts
+ * together. Past `slowAfter` failures every attempt's answer waits 1 s, doubling to at most 8 s; at `refuseAt`
+ * attempts are refused (429 with Retry-After) until the window ends, a right password included. A success
+ * clears the e-mail's count, not the address's (one's own account must not reset an attacker's address).
+ */
+export const SIGN_IN_LIMITS = {
+  windowMs: 15 * 60_000,
+  perEmail: { slowAfter: 3, refuseAt: 10 },
+  perAddress: { slowAfter: 10, refuseAt: 30 },
+  firstDelayMs: 1000,
+  maxDelayMs: 8000,
+} as const
+
+export type ThrottleVerdict =
+  | { refused: false; delayMs: number }
+  | { refused: true; retryAfterSeconds: number }
+
+export interface SignInThrottle {
+  /** What this attempt gets before its password is checked. */
+  check(ip: string, email: string): Promise<ThrottleVerdict>
+  failed(ip: string, email: string): Promise<void>
+  succeeded(email: string): Promise<void>
+}
+
+const keysOf = (ip: string, email: string) => ({
+  address: `ip:${quotaAddress(ip)}`,
+  email: `email:${normalizeEmail(email)}`,
+})
+
+export function createSignInThrottle(failures: SignInFailureRepository, clock: ConsoleClock): SignInThrottle {
+  const { windowMs } = SIGN_IN_LIMITS
+  return {
+    async check(ip, email) {
+      const keys = keysOf(ip, email)
+      const now = clock.now()
+      const counts = await failures.current([keys.address, keys.email], now, windowMs)
+      const limits = [
+        { count: counts.get(keys.address), ...SIGN_IN_LIMITS.perAddress },
+        { count: counts.get(keys.email), ...SIGN_IN_LIMITS.perEmail },
+      ]
+      let retryAfterMs = 0
+      let excess = 0
+      for (const { count, slowAfter, refuseAt } of limits) {
+        if (!count) continue
+        if (count.failures >= refuseAt) {
+          retryAfterMs = Math.max(retryAfterMs, count.windowStartedAt + windowMs - now)
+        }
+        excess = Math.max(excess, count.failures - slowAfter)
+      }
+      if (retryAfterMs > 0) return { refused: true, retryAfterSeconds: Math.ceil(retryAfterMs / 1000) }
+      const delayMs =
+        excess > 0 ? Math.min(SIGN_IN_LIMITS.firstDelayMs * 2 ** (excess - 1), SIGN_IN_LIMITS.maxDelayMs) : 0
+      return { refused: false, delayMs }
+    },
+    async failed(ip, email) {
+      const keys = keysOf(ip, email)
+      const now = clock.now()
+      await failures.record(keys.address, now, windowMs)
+      await failures.record(keys.email, now, windowMs)
+      await failures.purgeEnded(now, windowMs)
+    },
+    async succeeded(email) {
+      await failures.clear(keysOf('', email).email)
+    },
+  }
+}

@@ -11,6 +11,7 @@ import type { ConsoleOptions } from './console-context.ts'
 import { requireUser, userOf } from './guards.ts'
 import {
   documentWords,
+  isCancellable,
   jobState,
   STATUS_WORDS,
   shortId,
@@ -19,7 +20,7 @@ import {
   timeElement,
 } from './job-view.ts'
 import { isUuid, type JobsQuery, jobsQueryString, parseJobsQuery, STALE_PAGE } from './jobs-query.ts'
-import { csrfField, type Html, html, type PageParts, renderPage, sendPage } from './layout.ts'
+import { csrfField, Html, html, type PageParts, renderPage, sendPage } from './layout.ts'
 
 /** Jobs per page of the list. */
 const PAGE_SIZE = 25
@@ -38,7 +39,8 @@ const CANCEL_NOTICES = {
 /** The notice of `?cancel=` after a cancel; a refusal names the API's error code and message. */
 function cancelNotice(cancel: unknown, status: PrintJobStatus): PageParts['notice'] {
   if (cancel === 'cancelled' || cancel === 'requested') return CANCEL_NOTICES[cancel]
-  if (cancel !== 'refused') return undefined
+  // A refusal is only told of a job that cannot be cancelled (a hand-made link changes nothing).
+  if (cancel !== 'refused' || isCancellable(status)) return undefined
   const refusal = notCancellable(status)
   return { kind: 'error', text: `${refusal.code}: ${refusal.message}` }
 }
@@ -131,25 +133,27 @@ export const jobsPages: FastifyPluginAsync<ConsoleOptions> = async (app, { stora
 <td><a href="/console/jobs/${job.print_job_id}">Job <span class="mono">${shortId(job.print_job_id)}</span></a></td>
 </tr>`
     }
-    let results: Html | string = ''
-    if (page && page.data.length === 0)
+    const pagerLinks = page
+      ? [
+          query.cursor &&
+            html`<a href="/console/jobs${jobsQueryString({ ...query, cursor: undefined })}">Newest jobs</a>`,
+          page.next_cursor &&
+            html`<a href="/console/jobs${jobsQueryString({ ...query, cursor: page.next_cursor })}">Older jobs</a>`,
+        ].filter((link) => link instanceof Html)
+      : []
+    const pager =
+      pagerLinks.length > 0 ? html`<nav class="pager" aria-label="Pages of jobs">${pagerLinks}</nav>` : ''
+    let results: Html
+    if (!page) results = html`<p><a href="/console/jobs">Show the newest jobs</a></p>`
+    else if (page.data.length === 0)
       results = html`<p>${filtered || query.cursor ? 'No jobs match these filters.' : 'No print jobs yet.'}</p>`
-    else if (page)
+    else
       results = html`<div class="table-wrap"><table>
 <caption class="muted">Newest first</caption>
 <thead><tr><th scope="col">Created</th><th scope="col">Printer</th><th scope="col">Status</th><th scope="col">Document</th><th scope="col">Job</th></tr></thead>
 <tbody>${page.data.map(row)}</tbody>
 </table></div>
-<nav class="pager" aria-label="Pages of jobs">${
-        query.cursor
-          ? html`<a href="/console/jobs${jobsQueryString({ ...query, cursor: undefined })}">Newest jobs</a>`
-          : ''
-      }${
-        page.next_cursor
-          ? html`<a href="/console/jobs${jobsQueryString({ ...query, cursor: page.next_cursor })}">Older jobs</a>`
-          : ''
-      }</nav>`
-    else results = html`<p><a href="/console/jobs">Show the newest jobs</a></p>`
+${pager}`
     return send(request, reply, problem ? 400 : 200, {
       title: 'Jobs',
       ...(problem && { notice: { kind: 'error', text: problem } }),

@@ -3,6 +3,7 @@ import helmet from '@fastify/helmet'
 import type { FastifyPluginAsync } from 'fastify'
 import type { ConsoleOptions } from './console-context.ts'
 import { requireUser, userOf } from './guards.ts'
+import { jobsPages } from './jobs-pages.ts'
 import { html, renderPage, sendPage } from './layout.ts'
 import { sessionSupport } from './session-support.ts'
 import { signInPages } from './sign-in-pages.ts'
@@ -52,6 +53,7 @@ export const consolePlugin: FastifyPluginAsync<ConsoleOptions> = async (app, opt
   await app.register(sessionSupport, pages)
   await app.register(signInPages, pages)
   // Page modules (one line each).
+  await app.register(jobsPages, pages)
 
   // Until the Overview page is registered at /console: a page that says who is signed in.
   if (!app.hasRoute({ method: 'GET', url: '/console' })) await app.register(placeholderHome)

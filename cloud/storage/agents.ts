@@ -44,6 +44,12 @@ export interface AgentRepository {
   unrevokedIds(): Promise<string[]>
   /** Newest first. `cursor` is the id of the last agent of the previous page; unknown → undefined. */
   list(accountId: string, limit: number, cursor?: string): Promise<PageOf<Agent> | undefined>
+  /** The account's hubs that are not revoked, newest first, all of them (the console lists an account's hubs). */
+  listUnrevoked(accountId: string): Promise<Agent[]>
+  /** The account's hub with this id unless it was revoked (another account's is undefined). */
+  findUnrevoked(accountId: string, agentId: string): Promise<Agent | undefined>
+  /** Names the account's hub anew unless it was revoked; whether it did. */
+  rename(accountId: string, agentId: string, name: string): Promise<boolean>
 }
 
 interface AgentRow {
@@ -158,6 +164,36 @@ export function createAgentRepository({ db }: Sql): AgentRepository {
         .execute()
       return row
     },
+    async listUnrevoked(accountId) {
+      const rows = await db
+        .selectFrom('agents')
+        .select(AGENT_COLUMNS)
+        .where('account_id', '=', accountId)
+        .where('revoked_at', 'is', null)
+        .orderBy('seq', 'desc')
+        .execute()
+      return rows.map(toAgent)
+    },
+    async findUnrevoked(accountId, agentId) {
+      const row = await db
+        .selectFrom('agents')
+        .select(AGENT_COLUMNS)
+        .where('account_id', '=', accountId)
+        .where('agent_id', '=', agentId)
+        .where('revoked_at', 'is', null)
+        .executeTakeFirst()
+      return row && toAgent(row)
+    },
+    rename: async (accountId, agentId, name) =>
+      affected(
+        await db
+          .updateTable('agents')
+          .set({ name })
+          .where('account_id', '=', accountId)
+          .where('agent_id', '=', agentId)
+          .where('revoked_at', 'is', null)
+          .executeTakeFirst(),
+      ) === 1,
     async list(accountId, limit, cursor) {
       const before =
         cursor === undefined

@@ -37,6 +37,8 @@ export interface EnrollmentRepository {
   ): Promise<Enrollment>
   /** The account's enrollments, newest first; `cursor` is the last id of the previous page (unknown → undefined). */
   list(accountId: string, limit: number, cursor?: string): Promise<PageOf<Enrollment> | undefined>
+  /** The account's enrollments still pending at `now` (not claimed, revoked or expired), newest first. */
+  listPending(accountId: string, now: Date): Promise<Enrollment[]>
   findById(enrollmentId: string): Promise<Enrollment | undefined>
   /**
    * Claims the enrollment with this token hash: pending → claimed, creating its agent with the credential
@@ -175,6 +177,17 @@ export function createEnrollmentRepository(sql: Sql): EnrollmentRepository {
         (row) => toEnrollment(row, now),
         (enrollment) => enrollment.enrollment_id,
       )
+    },
+    async listPending(accountId, now) {
+      const rows = await db
+        .selectFrom('enrollments')
+        .select(columns)
+        .where('account_id', '=', accountId)
+        .where('state', '=', 'pending')
+        .where('expires_at', '>', now.toISOString())
+        .orderBy('seq', 'desc')
+        .execute()
+      return rows.map((row) => toEnrollment(row, now))
     },
     async findById(enrollmentId) {
       const row = await db

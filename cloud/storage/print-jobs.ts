@@ -1,4 +1,4 @@
-import type { PrintJobStatus } from '../../protocol/enums.ts'
+import { PRINT_JOB_STATUSES, type PrintJobStatus } from '../../protocol/enums.ts'
 import type { PageOf } from '../../protocol/pagination.ts'
 import { PRINT_OPTION_KEYS, type PrintJob, type ResolvedPrintOptions } from '../../protocol/print-job.ts'
 import { affected, forUpdate, inTransaction, type Sql } from './engine.ts'
@@ -93,6 +93,8 @@ export interface PrintJobRepository {
     cursor: string | undefined,
     filter: PrintJobFilter,
   ): Promise<PageOf<PrintJob> | undefined>
+  /** How many of the account's jobs created at or after `since` (an ISO time) are in each status (one query). */
+  countByStatusSince(accountId: string, since: string): Promise<Record<PrintJobStatus, number>>
 }
 
 interface JobRow {
@@ -355,6 +357,22 @@ export function createPrintJobRepository(sql: Sql): PrintJobRepository {
           cancel_reason: row.cancel_reason as PrintJobDetails['cancel_reason'],
         }
       )
+    },
+    async countByStatusSince(accountId, since) {
+      const rows = await db
+        .selectFrom('print_jobs')
+        .select((eb) => ['status', eb.fn.countAll<number | string>().as('n')])
+        .where('account_id', '=', accountId)
+        .where('created_at', '>=', since)
+        .groupBy('status')
+        .execute()
+      const counts = Object.fromEntries(PRINT_JOB_STATUSES.map((status) => [status, 0])) as Record<
+        PrintJobStatus,
+        number
+      >
+      // PostgreSQL's count is a bigint, which the driver gives as a string.
+      for (const row of rows) counts[row.status as PrintJobStatus] = Number(row.n)
+      return counts
     },
     async list(accountId, limit, cursor, filter) {
       return pageAfter(

@@ -5,6 +5,8 @@ import { affected, inTransaction, type Sql } from './engine.ts'
 export interface ApiClient {
   client_id: string
   account_id: string
+  /** Given in the console or with `client create --name`; null for a client made without one. */
+  name: string | null
   secret_hash: Buffer
   scopes: Scope[]
   created_at: string
@@ -19,7 +21,12 @@ export interface IssuedToken {
 }
 
 export interface ApiClientRepository {
-  create(accountId: string, secretHash: Buffer, scopes: readonly Scope[]): Promise<ApiClient>
+  create(
+    accountId: string,
+    secretHash: Buffer,
+    scopes: readonly Scope[],
+    name?: string | null,
+  ): Promise<ApiClient>
   findById(clientId: string): Promise<ApiClient | undefined>
   /** Stores an access token by its hash; `expiresAt` in epoch milliseconds. */
   storeToken(tokenHash: Buffer, token: IssuedToken): Promise<void>
@@ -32,7 +39,7 @@ export interface ApiClientRepository {
    */
   revoke(clientId: string, now: Date): Promise<ApiClient | undefined>
   deleteExpiredTokens(now: number): Promise<number>
-  /** The account's clients, oldest first, without their secret hashes (for the operator's CLI). */
+  /** The account's clients, oldest first, without their secret hashes (the operator's CLI, the console). */
   listForAccount(accountId: string): Promise<Omit<ApiClient, 'secret_hash'>[]>
 }
 
@@ -52,10 +59,11 @@ export function createApiClientRepository(sql: Sql): ApiClientRepository {
     return row && { ...row, scopes: splitScopes(row.scopes) }
   }
   return {
-    async create(accountId, secretHash, scopes) {
+    async create(accountId, secretHash, scopes, name = null) {
       const client = {
         client_id: randomUUID(),
         account_id: accountId,
+        name,
         secret_hash: secretHash,
         scopes: [...scopes],
         created_at: new Date().toISOString(),
@@ -111,7 +119,7 @@ export function createApiClientRepository(sql: Sql): ApiClientRepository {
     async listForAccount(accountId) {
       const rows = await db
         .selectFrom('api_clients')
-        .select(['client_id', 'account_id', 'scopes', 'created_at', 'revoked_at'])
+        .select(['client_id', 'account_id', 'name', 'scopes', 'created_at', 'revoked_at'])
         .where('account_id', '=', accountId)
         .orderBy('created_at')
         .execute()

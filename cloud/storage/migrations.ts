@@ -394,4 +394,10 @@ export const MIGRATIONS: readonly Migration[] = [
       );
     `,
   },
+  {
+    version: 16,
+    name: 'API client names',
+    // Named in the console (docs/console.md); clients made before have none (NULL).
+    sql: () => 'ALTER TABLE api_clients ADD COLUMN name TEXT;',
+  },
 ]

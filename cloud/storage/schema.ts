@@ -42,6 +42,8 @@ export interface AccountsTable {
 export interface ApiClientsTable {
   client_id: string
   account_id: string
+  /** 1 to 100 characters; null for a client made without one. */
+  name: string | null
   secret_hash: Buffer
   /** Space-separated. */
   scopes: string

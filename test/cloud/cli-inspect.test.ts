@@ -80,6 +80,7 @@ describe('cloud CLI: listing, showing and removing', () => {
         {
           client_id: clientId,
           account_id: accountId,
+          name: null,
           scopes: ['print_jobs:read'],
           created_at: expect.any(String),
           revoked_at: null,

@@ -37,15 +37,19 @@ export const isFinal = (status: PrintJobStatus): boolean =>
 export const isCancellable = (status: PrintJobStatus): boolean =>
   status === 'pending' || status === 'reserved'
 
-/** A timestamp as people read it, in UTC to the second; "Not yet" for none. */
-export function timeWords(iso: string | null): string {
-  return iso === null ? 'Not yet' : `${iso.slice(0, 10)} ${iso.slice(11, 19)} UTC`
+/** A timestamp as people read it, in UTC to the second ("UTC" left out where a heading says it); "Not yet" for none. */
+export function timeWords(iso: string | null, zone = true): string {
+  if (iso === null) return 'Not yet'
+  return `${iso.slice(0, 10)} ${iso.slice(11, 19)}${zone ? ' UTC' : ''}`
 }
 
 /** A `<time>` element for a timestamp; `field` marks it for the live update (console.js). */
-export function timeElement(iso: string | null, field?: string): Html {
+export function timeElement(
+  iso: string | null,
+  { field, zone = true }: { field?: string; zone?: boolean } = {},
+): Html {
   const mark = field ? html` data-job-field="${field}"` : ''
-  return html`<time${mark}${iso ? html` datetime="${iso}"` : ''}>${timeWords(iso)}</time>`
+  return html`<time${mark}${iso ? html` datetime="${iso}"` : ''}>${timeWords(iso, zone)}</time>`
 }
 
 /** The document's format and language: "PDF" or "RAW (ESC/POS)". */

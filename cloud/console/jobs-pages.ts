@@ -126,11 +126,11 @@ export const jobsPages: FastifyPluginAsync<ConsoleOptions> = async (app, { stora
     const row = (job: PrintJob) => {
       const name = names.get(job.printer_id)
       return html`<tr>
-<td>${timeElement(job.created_at)}</td>
+<td><a href="/console/jobs/${job.print_job_id}">Job <span class="mono">${shortId(job.print_job_id)}</span></a></td>
+<td>${timeElement(job.created_at, { zone: false })}</td>
 <td>${name === undefined ? html`<span class="muted">Removed printer ${shortId(job.printer_id)}</span>` : name}</td>
 <td>${statusBadge(job)}</td>
 <td>${documentWords(job)}</td>
-<td><a href="/console/jobs/${job.print_job_id}">Job <span class="mono">${shortId(job.print_job_id)}</span></a></td>
 </tr>`
     }
     const pagerLinks = page
@@ -150,7 +150,7 @@ export const jobsPages: FastifyPluginAsync<ConsoleOptions> = async (app, { stora
     else
       results = html`<div class="table-wrap"><table>
 <caption class="muted">Newest first</caption>
-<thead><tr><th scope="col">Created</th><th scope="col">Printer</th><th scope="col">Status</th><th scope="col">Document</th><th scope="col">Job</th></tr></thead>
+<thead><tr><th scope="col">Job</th><th scope="col">Created (UTC)</th><th scope="col">Printer</th><th scope="col">Status</th><th scope="col">Document</th></tr></thead>
 <tbody>${page.data.map(row)}</tbody>
 </table></div>
 ${pager}`
@@ -191,7 +191,7 @@ ${results}`,
 <dt>Job id</dt><dd><code>${id}</code></dd>
 </dl>
 <h2>Timeline</h2>
-<ol class="timeline">${TIMELINE.map(([name, label]) => html`<li>${label}: ${timeElement(state.times[name], name)}</li>`)}</ol>
+<ol class="timeline">${TIMELINE.map(([name, label]) => html`<li>${label}: ${timeElement(state.times[name], { field: name })}</li>`)}</ol>
 </div>
 ${
   state.cancellable

@@ -109,13 +109,13 @@ describe('console jobs pages', () => {
     expect(jobIdsIn(res.body)).toEqual([third.print_job_id, second.print_job_id, first.print_job_id])
     expect(res.body).not.toContain(elsewhere.print_job_id)
     expect(res.body).toContain(
-      '<th scope="col">Created</th><th scope="col">Printer</th><th scope="col">Status</th><th scope="col">Document</th><th scope="col">Job</th>',
+      '<th scope="col">Job</th><th scope="col">Created (UTC)</th><th scope="col">Printer</th><th scope="col">Status</th><th scope="col">Document</th>',
     )
     const rowOf = (id: string) =>
       res.body.split('<tr>').find((row) => row.includes(`/console/jobs/${id}"`)) ?? ''
     const created = first.created_at
     expect(rowOf(first.print_job_id)).toContain(
-      `<td><time datetime="${created}">${created.slice(0, 10)} ${created.slice(11, 19)} UTC</time></td>`,
+      `<td><time datetime="${created}">${created.slice(0, 10)} ${created.slice(11, 19)}</time></td>`,
     )
     expect(rowOf(first.print_job_id)).toContain('<td>Receipts</td>')
     expect(rowOf(first.print_job_id)).toContain('<span class="badge ok">Printed</span>')

@@ -43,7 +43,7 @@ if (jobState && jobState.dataset.jobFinal !== 'true') {
   const read = async () => {
     if (document.hidden) return true
     try {
-      const response = await fetch(url, { headers: { accept: 'application/json' }, redirect: 'error' })
+      const response = await fetch(url, { headers: { accept: 'application/json' }, redirect: 'manual' })
       const type = response.headers.get('content-type') ?? ''
       if (!response.ok || !type.startsWith('application/json')) return false
       const state = await response.json()

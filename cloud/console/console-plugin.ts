@@ -2,11 +2,14 @@ import { readFileSync } from 'node:fs'
 import helmet from '@fastify/helmet'
 import type { FastifyPluginAsync } from 'fastify'
 import type { ConsoleOptions } from './console-context.ts'
+import { consoleErrorPages } from './error-pages.ts'
 import { requireUser, userOf } from './guards.ts'
 import { jobsPages } from './jobs-pages.ts'
 import { html, renderPage, sendPage } from './layout.ts'
 import { sessionSupport } from './session-support.ts'
+import { setPasswordPages } from './set-password-pages.ts'
 import { signInPages } from './sign-in-pages.ts'
+import { usersPages } from './users-pages.ts'
 
 const asset = (name: string) => readFileSync(new URL(`./assets/${name}`, import.meta.url))
 const ASSETS = {
@@ -51,7 +54,10 @@ export const consolePlugin: FastifyPluginAsync<ConsoleOptions> = async (app, opt
   const pages: ConsoleOptions = { storage, config, submitter, jobEvents, intake, clock }
   // Sessions, CSRF and request.consoleUser first: every page module below relies on them.
   await app.register(sessionSupport, pages)
+  await app.register(consoleErrorPages)
   await app.register(signInPages, pages)
+  await app.register(setPasswordPages, pages)
+  await app.register(usersPages, pages)
   // Page modules (one line each).
   await app.register(jobsPages, pages)
 

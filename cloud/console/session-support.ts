@@ -52,6 +52,14 @@ const plugin: FastifyPluginAsync<SessionSupportOptions> = async (app, { storage,
     store: new DatabaseSessionStore(storage.consoleSessions, () => clock.now(), idleMs),
   })
   await app.register(csrfProtection, { sessionPlugin: '@fastify/session' })
+  // A form's token is in its body, which is not parsed yet at onRequest: a route that names csrfProtection as
+  // an onRequest hook (as the plugin's README shows, for tokens in headers) gets it at preValidation instead.
+  app.addHook('onRoute', (route) => {
+    const onRequest = [route.onRequest ?? []].flat()
+    if (!onRequest.includes(app.csrfProtection)) return
+    route.onRequest = onRequest.filter((hook) => hook !== app.csrfProtection)
+    route.preValidation = [app.csrfProtection, ...[route.preValidation ?? []].flat()]
+  })
 
   app.decorateRequest('consoleUser', null)
   app.addHook('onRequest', async (request: FastifyRequest) => {

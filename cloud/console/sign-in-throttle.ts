@@ -6,8 +6,9 @@ import type { ConsoleClock } from './console-context.ts'
 /**
  * Failed sign-ins (docs/console.md, "Sign-in throttling"), counted in 15-minute windows per client address
  * (IPv6 per /64, as the request quotas) and per e-mail, in the database so that every cloud node counts
- * together. Past `slowAfter` failures every attempt's answer waits 1 s, doubling to at most 8 s; at `refuseAt`
- * attempts are refused (429 with Retry-After) until the window ends, a right password included. A success
+ * together. Once a key has `slowAfter` failures, every further attempt's answer waits 1 s, doubling with each
+ * failure to at most 8 s; once it has `refuseAt`, attempts are refused (429 with Retry-After) until its window
+ * ends, a right password included. A success
  * clears the e-mail's count, not the address's (one's own account must not reset an attacker's address).
  */
 export const SIGN_IN_LIMITS = {
@@ -29,10 +30,8 @@ export interface SignInThrottle {
   succeeded(email: string): Promise<void>
 }
 
-const keysOf = (ip: string, email: string) => ({
-  address: `ip:${quotaAddress(ip)}`,
-  email: `email:${normalizeEmail(email)}`,
-})
+const emailKey = (email: string) => `email:${normalizeEmail(email)}`
+const keysOf = (ip: string, email: string) => ({ address: `ip:${quotaAddress(ip)}`, email: emailKey(email) })
 
 export function createSignInThrottle(failures: SignInFailureRepository, clock: ConsoleClock): SignInThrottle {
   const { windowMs } = SIGN_IN_LIMITS
@@ -52,7 +51,7 @@ export function createSignInThrottle(failures: SignInFailureRepository, clock: C
         if (count.failures >= refuseAt) {
           retryAfterMs = Math.max(retryAfterMs, count.windowStartedAt + windowMs - now)
         }
-        excess = Math.max(excess, count.failures - slowAfter)
+        excess = Math.max(excess, count.failures - slowAfter + 1)
       }
       if (retryAfterMs > 0) return { refused: true, retryAfterSeconds: Math.ceil(retryAfterMs / 1000) }
       const delayMs =
@@ -67,7 +66,7 @@ export function createSignInThrottle(failures: SignInFailureRepository, clock: C
       await failures.purgeEnded(now, windowMs)
     },
     async succeeded(email) {
-      await failures.clear(keysOf('', email).email)
+      await failures.clear(emailKey(email))
     },
   }
 }

@@ -13,20 +13,7 @@ import {
   registerHttpPartner,
   startPairingHub,
 } from '../e2e/pairing-partner.ts'
-
-/** Where the phone-sized screenshot is kept (git-ignored). */
-const ARTIFACTS = path.resolve(import.meta.dirname, '../../test-artifacts')
-
-/** Debian's chromium with the flags this machine needs (docs/developer-platform.md, "Browser test"). */
-const CHROMIUM = '/usr/bin/chromium'
-const CHROMIUM_ARGS = [
-  '--no-sandbox',
-  '--disable-gpu',
-  '--disable-background-networking',
-  '--disable-component-update',
-  '--disable-sync',
-  '--no-first-run',
-]
+import { ARTIFACTS, CHROMIUM, CHROMIUM_ARGS } from './chromium.ts'
 
 describe('onboarding in a real browser', () => {
   let cloud: CloudProcess

@@ -264,6 +264,20 @@ export const CloudConfigSchema = Type.Object({
     12,
     'a console session ends this long after sign-in, however busy',
   ),
+  consoleSignInFailuresPerIp: int(
+    'CONSOLE_SIGN_IN_FAILURES_PER_IP',
+    3,
+    1_000_000,
+    30,
+    'failed console sign-ins from one address per 15 min before it is refused (slowed from a third of it)',
+  ),
+  consoleSignInFailuresPerEmail: int(
+    'CONSOLE_SIGN_IN_FAILURES_PER_EMAIL',
+    3,
+    1_000_000,
+    10,
+    'failed console sign-ins for one e-mail per 15 min before it is refused (slowed from a third of it)',
+  ),
   setPasswordTtlHours: int(
     'SET_PASSWORD_TTL_HOURS',
     1,

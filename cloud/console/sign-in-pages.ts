@@ -82,7 +82,10 @@ function tooManyPage(reply: FastifyReply, retryAfterSeconds: number): FastifyRep
 
 /** Sign-in and sign-out (docs/console.md, "Users and sign-in"). */
 export const signInPages: FastifyPluginAsync<ConsoleOptions> = async (app, { storage, config, clock }) => {
-  const throttle = createSignInThrottle(storage.signInFailures, clock)
+  const throttle = createSignInThrottle(storage.signInFailures, clock, {
+    perIp: config.consoleSignInFailuresPerIp,
+    perEmail: config.consoleSignInFailuresPerEmail,
+  })
   const cookie = sessionCookie(config.publicUrl)
 
   app.get('/sign-in', { schema: { hide: true } }, async (request: FastifyRequest, reply) => {

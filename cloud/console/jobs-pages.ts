@@ -20,7 +20,8 @@ import {
   timeElement,
 } from './job-view.ts'
 import { isUuid, type JobsQuery, jobsQueryString, parseJobsQuery, STALE_PAGE } from './jobs-query.ts'
-import { csrfField, Html, html, type PageParts, renderPage, sendPage } from './layout.ts'
+import { csrfField, Html, html, type PageParts } from './layout.ts'
+import { type SectionPageParts, sendNotFound, sendSectionPage } from './section-page.ts'
 
 /** Jobs per page of the list. */
 const PAGE_SIZE = 25
@@ -64,24 +65,10 @@ async function accountPrinters(storage: Storage, accountId: string): Promise<Pri
  */
 export const jobsPages: FastifyPluginAsync<ConsoleOptions> = async (app, { storage, jobEvents }) => {
   const lifecycle = new JobLifecycle(storage.printJobs, app.log)
-  const send = (
-    request: FastifyRequest,
-    reply: FastifyReply,
-    status: number,
-    parts: Omit<PageParts, 'user'>,
-  ) =>
-    sendPage(
-      reply,
-      status,
-      renderPage({ user: userOf(request), csrfToken: reply.generateCsrf(), section: 'jobs', ...parts }),
-    )
+  const send = (request: FastifyRequest, reply: FastifyReply, status: number, parts: SectionPageParts) =>
+    sendSectionPage(request, reply, 'jobs', status, parts)
   const notFound = (request: FastifyRequest, reply: FastifyReply) =>
-    send(request, reply, 404, {
-      title: 'Job not found',
-      body: html`<h1>Job not found</h1>
-<p>This account has no print job with that id.</p>
-<p><a href="/console/jobs">All jobs</a></p>`,
-    })
+    sendNotFound(request, reply, 'jobs', { name: 'Job', listPath: '/console/jobs', listLabel: 'All jobs' })
   /** The account's job named by the route's :id; undefined (a 404 page sent) for anything else. */
   const jobOf = async (request: FastifyRequest): Promise<PrintJobDetails | undefined> => {
     const { id } = request.params as { id: string }

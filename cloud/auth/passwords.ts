@@ -54,6 +54,11 @@ const standIn = (): Promise<Parsed> => {
   return standInHash
 }
 
+/** Makes the stand-in hash now, so that not even the first unknown e-mail takes longer than a wrong password. */
+export async function prepareStandIn(): Promise<void> {
+  await standIn()
+}
+
 /**
  * Whether `password` is the one `stored` was made from, compared in constant time. With no stored hash it
  * still derives one (against a stand-in), so that an unknown e-mail takes as long as a wrong password.

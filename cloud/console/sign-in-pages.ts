@@ -1,5 +1,5 @@
 import type { FastifyPluginAsync, FastifyReply, FastifyRequest } from 'fastify'
-import { verifyPassword } from '../auth/passwords.ts'
+import { prepareStandIn, verifyPassword } from '../auth/passwords.ts'
 import type { ConsoleOptions } from './console-context.ts'
 import { field, formFields } from './form-fields.ts'
 import { csrfField, html, renderPage, sendPage } from './layout.ts'
@@ -87,6 +87,7 @@ export const signInPages: FastifyPluginAsync<ConsoleOptions> = async (app, { sto
     perEmail: config.consoleSignInFailuresPerEmail,
   })
   const cookie = sessionCookie(config.publicUrl)
+  await prepareStandIn()
 
   app.get('/sign-in', { schema: { hide: true } }, async (request: FastifyRequest, reply) => {
     const next = safeNext(field(request.query, 'next'))

@@ -104,10 +104,11 @@ export async function startCloudProcess(
     process: child,
     logs,
     cli(args) {
-      // The CLI reads the database the cloud uses: DATABASE_URL when it has one, else DATA_DIR's SQLite file.
+      // The CLI reads the database the cloud uses: DATABASE_URL when it has one, else DATA_DIR's SQLite file;
+      // links it prints (user create's set_password_url) are on the cloud's PUBLIC_URL.
       const databaseUrl = options.env?.DATABASE_URL
       const database: Record<string, string> = databaseUrl ? { DATABASE_URL: databaseUrl } : {}
-      const result = runCli('cloud/cli.ts', args, { DATA_DIR: dir, ...database })
+      const result = runCli('cloud/cli.ts', args, { DATA_DIR: dir, PUBLIC_URL: env.PUBLIC_URL, ...database })
       if (result.status !== 0) throw new Error(`cloud ${args.join(' ')} failed: ${result.stderr}`)
       return JSON.parse(result.stdout) as Record<string, string>
     },

@@ -1,10 +1,9 @@
 import { randomUUID } from 'node:crypto'
 import { afterEach, beforeEach, describe, expect, it } from 'vitest'
 import { JobLifecycle } from '../../../cloud/print-jobs/lifecycle.ts'
-import { resolveOptions } from '../../../cloud/print-jobs/submit.ts'
-import type { PrintJob } from '../../../protocol/print-job.ts'
 import { RECEIPT_PRINTER } from '../test-cloud.ts'
 import { ENGINES, storageEngine, type TestStorage } from './engines.ts'
+import { storeJob } from './stored-jobs.ts'
 
 /** printJobs.findDetails (the console's job page): the account's job with its cancel request, on both engines. */
 describe.each(ENGINES)('job details on %s', (engine) => {
@@ -28,35 +27,7 @@ describe.each(ENGINES)('job details on %s', (engine) => {
       name: 'Receipts',
       capabilities: RECEIPT_PRINTER,
     })
-    const document = {
-      document_id: randomUUID(),
-      document_mime_type: 'application/vnd.escpos',
-      document_format: 'raw' as const,
-      document_raw_language: 'escpos' as const,
-      size_bytes: 10,
-      sha256: randomUUID().replaceAll('-', ''),
-      filename: null,
-      created_at: new Date().toISOString(),
-    }
-    expect(await t.storage.documents.insertWithinQuota(accountId, document, 1e9)).toBe(true)
-    const job: PrintJob = {
-      print_job_id: randomUUID(),
-      document_id: document.document_id,
-      document_mime_type: document.document_mime_type,
-      document_format: document.document_format,
-      document_raw_language: document.document_raw_language,
-      printer_id: printer.printer_id,
-      status: 'pending',
-      ...resolveOptions({}),
-      created_at: new Date().toISOString(),
-      reserved_at: null,
-      started_at: null,
-      completed_at: null,
-      failure_reason: null,
-      failure_detail: null,
-      waiting_reason: null,
-    }
-    expect(await t.storage.printJobs.insertWithinCapacity(accountId, job, 1000)).toBe(true)
+    const job = await storeJob(t.storage, accountId, printer.printer_id)
     return { accountId, job }
   }
 

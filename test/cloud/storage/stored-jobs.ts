@@ -1,0 +1,49 @@
+import { randomUUID } from 'node:crypto'
+import { resolveOptions } from '../../../cloud/print-jobs/submit.ts'
+import type { Storage } from '../../../cloud/storage/storage.ts'
+import type { PrintJob } from '../../../protocol/print-job.ts'
+
+/**
+ * A job stored straight through storage, for contract tests that arrange rows: a small ESC/POS document of the
+ * account and a job of it on `printerId` (pending and created now unless `job` says otherwise).
+ */
+export async function storeJob(
+  storage: Storage,
+  accountId: string,
+  printerId: string,
+  job: Partial<Pick<PrintJob, 'status' | 'created_at'>> = {},
+): Promise<PrintJob> {
+  const createdAt = job.created_at ?? new Date().toISOString()
+  const document = {
+    document_id: randomUUID(),
+    document_mime_type: 'application/vnd.escpos',
+    document_format: 'raw' as const,
+    document_raw_language: 'escpos' as const,
+    size_bytes: 10,
+    sha256: randomUUID().replaceAll('-', ''),
+    filename: null,
+    created_at: createdAt,
+  }
+  if (!(await storage.documents.insertWithinQuota(accountId, document, 1e9)))
+    throw new Error('storeJob: the document was refused')
+  const printJob: PrintJob = {
+    print_job_id: randomUUID(),
+    document_id: document.document_id,
+    document_mime_type: document.document_mime_type,
+    document_format: document.document_format,
+    document_raw_language: document.document_raw_language,
+    printer_id: printerId,
+    status: job.status ?? 'pending',
+    ...resolveOptions({}),
+    created_at: createdAt,
+    reserved_at: null,
+    started_at: null,
+    completed_at: null,
+    failure_reason: null,
+    failure_detail: null,
+    waiting_reason: null,
+  }
+  if (!(await storage.printJobs.insertWithinCapacity(accountId, printJob, 1e6)))
+    throw new Error('storeJob: the job was refused')
+  return printJob
+}

@@ -1,6 +1,5 @@
 import type { FastifyPluginAsync, FastifyReply, FastifyRequest } from 'fastify'
-import { PRINT_JOB_STATUSES, type PrintJobStatus } from '../../protocol/enums.ts'
-import type { PrintJob } from '../../protocol/print-job.ts'
+import type { PrintJobStatus } from '../../protocol/enums.ts'
 import type { Printer } from '../../protocol/printer.ts'
 import { isApiError } from '../errors.ts'
 import { cancelPrintJob, notCancellable } from '../print-jobs/cancel.ts'
@@ -9,18 +8,11 @@ import type { PrintJobDetails } from '../storage/print-jobs.ts'
 import type { Storage } from '../storage/storage.ts'
 import type { ConsoleOptions } from './console-context.ts'
 import { requireUser, userOf } from './guards.ts'
-import {
-  documentWords,
-  isCancellable,
-  jobState,
-  STATUS_WORDS,
-  shortId,
-  statusBadge,
-  TIMELINE,
-  timeElement,
-} from './job-view.ts'
-import { isUuid, type JobsQuery, jobsQueryString, parseJobsQuery, STALE_PAGE } from './jobs-query.ts'
-import { csrfField, Html, html, type PageParts } from './layout.ts'
+import { jobPageBody } from './job-page-view.ts'
+import { isCancellable, jobState, shortId } from './job-view.ts'
+import { jobsListBody } from './jobs-list-view.ts'
+import { isUuid, type JobsQuery, parseJobsQuery, STALE_PAGE } from './jobs-query.ts'
+import type { PageParts } from './layout.ts'
 import { type SectionPageParts, sendNotFound, sendSectionPage } from './section-page.ts'
 
 /** Jobs per page of the list. */
@@ -32,7 +24,7 @@ const CANCEL_NOTICES = {
   requested: {
     kind: 'ok',
     text:
-      'Cancel requested: the job’s hub has not confirmed it yet. The job ends cancelled if the hub drops it, ' +
+      "Cancel requested: the job's hub has not confirmed it yet. The job ends cancelled if the hub drops it, " +
       'or printed or failed if it had already started. This page follows it.',
   },
 } as const
@@ -69,7 +61,7 @@ export const jobsPages: FastifyPluginAsync<ConsoleOptions> = async (app, { stora
     sendSectionPage(request, reply, 'jobs', status, parts)
   const notFound = (request: FastifyRequest, reply: FastifyReply) =>
     sendNotFound(request, reply, 'jobs', { name: 'Job', listPath: '/console/jobs', listLabel: 'All jobs' })
-  /** The account's job named by the route's :id; undefined (a 404 page sent) for anything else. */
+  /** The account's job named by the route's :id; undefined for anything else (unknown, malformed, another's). */
   const jobOf = async (request: FastifyRequest): Promise<PrintJobDetails | undefined> => {
     const { id } = request.params as { id: string }
     if (!isUuid(id)) return undefined
@@ -80,112 +72,28 @@ export const jobsPages: FastifyPluginAsync<ConsoleOptions> = async (app, { stora
     const { accountId } = userOf(request)
     const printers = await accountPrinters(storage, accountId)
     const parsed = parseJobsQuery(request.query)
-    if (!parsed.ok) return listPage(request, reply, printers, {}, undefined, parsed.problem)
+    const refused = (query: JobsQuery, problem: string) =>
+      send(request, reply, 400, {
+        title: 'Jobs',
+        notice: { kind: 'error', text: problem },
+        body: jobsListBody(printers, query, undefined),
+      })
+    if (!parsed.ok) return refused({}, parsed.problem)
     const { cursor, ...filter } = parsed.query
     const page = await storage.printJobs.list(accountId, PAGE_SIZE, cursor, filter)
-    if (!page) return listPage(request, reply, printers, filter, undefined, STALE_PAGE)
-    return listPage(request, reply, printers, parsed.query, page)
+    if (!page) return refused(filter, STALE_PAGE)
+    return send(request, reply, 200, { title: 'Jobs', body: jobsListBody(printers, parsed.query, page) })
   })
-
-  const listPage = (
-    request: FastifyRequest,
-    reply: FastifyReply,
-    printers: Printer[],
-    query: JobsQuery,
-    page: { data: PrintJob[]; next_cursor: string | null } | undefined,
-    problem?: string,
-  ) => {
-    const names = new Map(printers.map((p) => [p.printer_id, p.name]))
-    const filtered = Boolean(query.status || query.printer_id)
-    const printerOptions = printers.map((p) => ({ value: p.printer_id, label: p.name }))
-    // A printer that is no longer listed (removed) can still be filtered by; it is named by its id.
-    if (query.printer_id && !names.has(query.printer_id))
-      printerOptions.push({ value: query.printer_id, label: `Printer ${shortId(query.printer_id)}` })
-    const option = (value: string, label: string, selected: string | undefined) =>
-      html`<option value="${value}"${value === (selected ?? '') ? html` selected` : ''}>${label}</option>`
-    const filters = html`<form class="stack" method="get" action="/console/jobs">
-<label for="job-status">Status</label>
-<select id="job-status" name="status">${option('', 'Any status', query.status)}${PRINT_JOB_STATUSES.map((s) => option(s, STATUS_WORDS[s], query.status))}</select>
-<label for="job-printer">Printer</label>
-<select id="job-printer" name="printer_id">${option('', 'Any printer', query.printer_id)}${printerOptions.map((p) => option(p.value, p.label, query.printer_id))}</select>
-<button type="submit">Show jobs</button>
-</form>`
-    const row = (job: PrintJob) => {
-      const name = names.get(job.printer_id)
-      return html`<tr>
-<td><a href="/console/jobs/${job.print_job_id}">Job <span class="mono">${shortId(job.print_job_id)}</span></a></td>
-<td>${timeElement(job.created_at, { zone: false })}</td>
-<td>${name === undefined ? html`<span class="muted">Removed printer ${shortId(job.printer_id)}</span>` : name}</td>
-<td>${statusBadge(job)}</td>
-<td>${documentWords(job)}</td>
-</tr>`
-    }
-    const pagerLinks = page
-      ? [
-          query.cursor &&
-            html`<a href="/console/jobs${jobsQueryString({ ...query, cursor: undefined })}">Newest jobs</a>`,
-          page.next_cursor &&
-            html`<a href="/console/jobs${jobsQueryString({ ...query, cursor: page.next_cursor })}">Older jobs</a>`,
-        ].filter((link) => link instanceof Html)
-      : []
-    const pager =
-      pagerLinks.length > 0 ? html`<nav class="pager" aria-label="Pages of jobs">${pagerLinks}</nav>` : ''
-    let results: Html
-    if (!page) results = html`<p><a href="/console/jobs">Show the newest jobs</a></p>`
-    else if (page.data.length === 0)
-      results = html`<p>${filtered || query.cursor ? 'No jobs match these filters.' : 'No print jobs yet.'}</p>`
-    else
-      results = html`<div class="table-wrap"><table>
-<caption class="muted">Newest first</caption>
-<thead><tr><th scope="col">Job</th><th scope="col">Created (UTC)</th><th scope="col">Printer</th><th scope="col">Status</th><th scope="col">Document</th></tr></thead>
-<tbody>${page.data.map(row)}</tbody>
-</table></div>
-${pager}`
-    return send(request, reply, problem ? 400 : 200, {
-      title: 'Jobs',
-      ...(problem && { notice: { kind: 'error', text: problem } }),
-      body: html`<h1>Jobs</h1>
-${filters}
-<h2>${filtered ? 'Matching jobs' : 'All jobs'}</h2>
-${results}`,
-    })
-  }
 
   app.get('/jobs/:id', { schema: { hide: true }, preHandler: requireUser }, async (request, reply) => {
     const job = await jobOf(request)
     if (!job) return notFound(request, reply)
     const printer = await storage.printers.findById(userOf(request).accountId, job.printer_id)
-    const state = jobState(job)
     const notice = cancelNotice((request.query as { cancel?: unknown }).cancel, job.status)
-    const field = (name: keyof typeof state.text) =>
-      html`<dd data-job-field="${name}">${state.text[name]}</dd>`
-    const id = job.print_job_id
     return send(request, reply, 200, {
-      title: `Job ${shortId(id)}`,
+      title: `Job ${shortId(job.print_job_id)}`,
       ...(notice && { notice }),
-      body: html`<h1>Print job <span class="mono">${shortId(id)}</span></h1>
-<div data-job-state="/console/jobs/${id}/state" data-job-final="${String(state.final)}">
-<dl class="facts">
-<dt>Status</dt><dd aria-live="polite">${statusBadge(job, 'status')}</dd>
-<dt>Waiting</dt>${field('waiting')}
-<dt>Failure reason</dt>${field('failure')}
-<dt>Failure detail</dt>${field('failure_detail')}
-<dt>Cancel requested</dt>${field('cancel')}
-<dt>Printer</dt><dd>${printer ? html`<a href="/console/printers/${printer.printer_id}">${printer.name}</a>` : html`Removed printer <span class="mono">${shortId(job.printer_id)}</span>`}</dd>
-<dt>Document</dt><dd>${documentWords(job)} <span class="muted">(${job.document_mime_type})</span></dd>
-<dt>Copies</dt><dd>${job.copies}</dd>
-<dt>Intent</dt><dd>${job.intent}</dd>
-<dt>Job id</dt><dd><code>${id}</code></dd>
-</dl>
-<h2>Timeline</h2>
-<ol class="timeline">${TIMELINE.map(([name, label]) => html`<li>${label}: ${timeElement(state.times[name], { field: name })}</li>`)}</ol>
-</div>
-${
-  state.cancellable
-    ? html`<form class="inline" method="post" action="/console/jobs/${id}/cancel" data-job-cancel>${csrfField(reply.generateCsrf())}<button type="submit" class="danger">Cancel this job</button></form>`
-    : ''
-}
-<p><a href="/console/jobs">All jobs</a></p>`,
+      body: jobPageBody(job, printer, reply.generateCsrf()),
     })
   })
 

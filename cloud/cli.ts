@@ -1,5 +1,6 @@
 import { parseArgs } from 'node:util'
-import { SCOPES, type Scope } from '../protocol/enums.ts'
+import { SCOPES } from '../protocol/enums.ts'
+import { createApiClient, isApiClientName, isScope } from './auth/new-api-client.ts'
 import { generateSecret, hashSecret } from './auth/secrets.ts'
 import { PortUnavailableError } from './busy-ports.ts'
 import { appCreate, appInstall, appKeyAdd } from './cli/app-commands.ts'
@@ -19,6 +20,7 @@ import {
 import { mosquittoConfig } from './cli/mosquitto-config.ts'
 import { releasePin, releaseStatus, releaseUnpin } from './cli/release-commands.ts'
 import { COMMANDS, commandHelp, generalHelp, USAGE } from './cli/usage.ts'
+import { userCreate } from './cli/user-commands.ts'
 import { ConfigError, loadConfig } from './config.ts'
 import { createLogger } from './logging.ts'
 import { startCloud } from './server.ts'
@@ -64,24 +66,28 @@ function accountCreate(args: string[]): Promise<object> {
 }
 
 function clientCreate(args: string[]): Promise<object> {
-  const { values } = parseArgs({ args, options: { account: { type: 'string' }, scopes: { type: 'string' } } })
+  const { values } = parseArgs({
+    args,
+    options: { account: { type: 'string' }, scopes: { type: 'string' }, name: { type: 'string' } },
+  })
   const accountId = option(values, 'account')
   const scopes = option(values, 'scopes')
     .split(/[,\s]+/)
     .filter((s) => s !== '')
-  const unknown = scopes.filter((s) => !(SCOPES as readonly string[]).includes(s))
+  const unknown = scopes.filter((s) => !isScope(s))
   if (unknown.length > 0)
     throw new UsageError(`unknown scope ${unknown.join(', ')}; known: ${SCOPES.join(', ')}`)
+  const name = values.name ?? null
+  if (name !== null && !isApiClientName(name))
+    throw new UsageError('--name must be 1 to 100 characters, without NUL')
   return withStorage(async (storage) => {
     if (!(await storage.accounts.findById(accountId))) throw new UsageError(`no account ${accountId}`)
-    const secret = generateSecret('cs')
-    const client = await storage.apiClients.create(accountId, hashSecret(secret), [
-      ...new Set(scopes),
-    ] as Scope[])
+    const { client, secret } = await createApiClient(storage, accountId, scopes.filter(isScope), name)
     return {
       client_id: client.client_id,
       client_secret: secret,
       account_id: accountId,
+      name: client.name,
       scopes: client.scopes,
     }
   })
@@ -183,6 +189,7 @@ async function main(argv: string[]): Promise<void> {
     'enrollment revoke': enrollmentRevoke,
     'app create': appCreate,
     'app install': appInstall,
+    'user create': userCreate,
   }
   // Three words: `app key add`.
   if (command === 'app' && sub === 'key' && rest[0] === 'add') {

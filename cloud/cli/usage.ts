@@ -39,9 +39,13 @@ export const COMMANDS: Record<string, CommandHelp> = {
     env: DATA,
   },
   'client create': {
-    usage: `cloud client create --account ACCOUNT_ID --scopes ${SCOPES.join(',')}`,
-    summary: 'create an API client → {client_id, client_secret (shown once), account_id, scopes}',
-    options: [ACCOUNT, ['--scopes A,B', `what its tokens may do: ${SCOPES.join(', ')}`]],
+    usage: `cloud client create --account ACCOUNT_ID --scopes ${SCOPES.join(',')} [--name NAME]`,
+    summary: 'create an API client → {client_id, client_secret (shown once), account_id, name, scopes}',
+    options: [
+      ACCOUNT,
+      ['--scopes A,B', `what its tokens may do: ${SCOPES.join(', ')}`],
+      ['--name NAME', 'what the account calls it, 1 to 100 characters (optional)'],
+    ],
     env: DATA,
   },
   'client list': {
@@ -188,6 +192,17 @@ export const COMMANDS: Record<string, CommandHelp> = {
     summary: 'withdraw a pending enrollment token → {enrollment_id, state}',
     options: [['--id ENROLLMENT_ID', 'the enrollment']],
     env: DATA,
+  },
+  'user create': {
+    usage: 'cloud user create --account ACCOUNT_ID --email EMAIL --role owner|member',
+    summary:
+      'a console user and their one-time set-password link (SET_PASSWORD_TTL_HOURS) → {user_id, set_password_url}',
+    options: [
+      ACCOUNT,
+      ['--email EMAIL', 'what they sign in with (unique, compared without case)'],
+      ['--role owner|member', 'an owner also manages users and API clients'],
+    ],
+    env: [...DATA, 'PUBLIC_URL', 'SET_PASSWORD_TTL_HOURS'],
   },
 }
 

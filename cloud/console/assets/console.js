@@ -36,7 +36,6 @@ if (jobState && jobState.dataset.jobFinal !== 'true') {
       if (field === 'status') element.className = state.badge ? `badge ${state.badge}` : 'badge'
     }
     const cancel = document.querySelector('form[data-job-cancel]')
-    // Removed rather than hidden: the stylesheet's display of form.inline would win over [hidden].
     if (cancel && !state.cancellable) cancel.remove()
     jobState.dataset.jobFinal = String(state.final)
   }

@@ -3,8 +3,9 @@ import type { User } from '../storage/users.ts'
 import type { ConsoleOptions, UserRole } from './console-context.ts'
 import { field, formFields } from './form-fields.ts'
 import { requireOwner, userOf } from './guards.ts'
-import { csrfField, type Html, html, renderPage, sendPage } from './layout.ts'
+import { csrfField, type Html, html } from './layout.ts'
 import { createUserWithLink, isEmailAddress, USER_ROLES } from './new-user.ts'
+import { sendNotFound, sendSectionPage } from './section-page.ts'
 
 /** Fixed notices after a redirect (never text from the query). */
 const NOTICES: Record<string, { kind: 'ok' | 'error'; text: string }> = {
@@ -64,21 +65,14 @@ export const usersPages: FastifyPluginAsync<ConsoleOptions> = async (app, { stor
     const me = userOf(request)
     const csrfToken = reply.generateCsrf()
     const users = await storage.users.listByAccount(me.accountId)
-    return sendPage(
-      reply,
-      status,
-      renderPage({
-        title: 'Users',
-        user: me,
-        csrfToken,
-        section: 'users',
-        ...(parts.notice && { notice: parts.notice }),
-        body: html`<h1>Users</h1>
+    return sendSectionPage(request, reply, 'users', status, {
+      title: 'Users',
+      ...(parts.notice && { notice: parts.notice }),
+      body: html`<h1>Users</h1>
 ${parts.created ?? ''}
 ${usersTable(users, me.userId, csrfToken)}
 ${addForm(csrfToken, parts.form ?? { email: '', role: 'member' })}`,
-      }),
-    )
+    })
   }
 
   app.get('/users', { schema: { hide: true }, preHandler: requireOwner }, async (request, reply) => {
@@ -122,19 +116,11 @@ ${addForm(csrfToken, parts.form ?? { email: '', role: 'member' })}`,
       if (userId === me.userId) return reply.redirect('/console/users?done=not-yourself', 303)
       const outcome = await storage.users.remove(me.accountId, userId)
       if (outcome === 'not_found') {
-        return sendPage(
-          reply,
-          404,
-          renderPage({
-            title: 'Not found',
-            user: me,
-            csrfToken: reply.generateCsrf(),
-            section: 'users',
-            body: html`<h1>Not found</h1>
-<p>This account has no such user.</p>
-<p><a href="/console/users">Users</a></p>`,
-          }),
-        )
+        return sendNotFound(request, reply, 'users', {
+          name: 'User',
+          listPath: '/console/users',
+          listLabel: 'Users',
+        })
       }
       return reply.redirect(`/console/users?done=${outcome === 'removed' ? 'removed' : 'last-owner'}`, 303)
     },

@@ -108,6 +108,7 @@ describe('console Users page', () => {
     for (const id of [stranger.user.userId, 'not-a-user', '%00', 'x'.repeat(500)]) {
       const response = await owner.post(`/console/users/${encodeURIComponent(id)}/remove`)
       expect(response.statusCode, id).toBe(404)
+      expect(response.body).toContain('<h1>User not found</h1>')
     }
     expect((await stranger.get('/console')).statusCode).toBe(200)
   })

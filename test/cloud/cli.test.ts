@@ -36,6 +36,7 @@ describe('cloud CLI', () => {
       client_id: expect.stringMatching(/^[0-9a-f-]{36}$/),
       client_secret: expect.stringMatching(/^cs_[A-Za-z0-9_-]{43}$/),
       account_id,
+      name: null,
       scopes: ['print_jobs:write', 'print_jobs:read'],
     })
     const db = new Database(path.join(DATA_DIR, 'cloud.sqlite'), { readonly: true })
@@ -58,6 +59,30 @@ describe('cloud CLI', () => {
       expect(result.stdout).toBe('')
       expect(result.stderr).toBe(`cloud: no ${what} no-such-id\n`)
     }
+  })
+
+  it('client create --name: the name is kept and listed; an empty or 101-character name is a usage error', () => {
+    const DATA_DIR = newDataDir()
+    const { account_id } = JSON.parse(
+      runCli('cloud/cli.ts', ['account', 'create', '--name', 'Shop'], { DATA_DIR }).stdout,
+    )
+    const create = (name: string) =>
+      runCli(
+        'cloud/cli.ts',
+        ['client', 'create', '--account', account_id, '--scopes', 'printers:read', '--name', name],
+        { DATA_DIR },
+      )
+    expect(JSON.parse(create('Till app').stdout)).toMatchObject({
+      name: 'Till app',
+      scopes: ['printers:read'],
+    })
+    for (const name of ['', 'x'.repeat(101)]) {
+      const refused = create(name)
+      expect(refused.status).toBe(2)
+      expect(refused.stderr.split('\n')[0]).toBe('cloud: --name must be 1 to 100 characters, without NUL')
+    }
+    const list = runCli('cloud/cli.ts', ['client', 'list', '--account', account_id], { DATA_DIR })
+    expect(JSON.parse(list.stdout).clients.map((c: { name: string }) => c.name)).toEqual(['Till app'])
   })
 
   it('refuses unknown scopes and unknown accounts with a usage message and exit code 2', () => {

@@ -360,6 +360,14 @@ describe('console jobs pages', () => {
       '<dt>Cancel requested</dt><dd data-job-field="cancel">Cancelled from the API or the console</dd>',
     )
     expect((await state(client, job.print_job_id)).times.cancel_requested_at).toEqual(expect.any(String))
+    // The hub confirms it dropped the job: the page's state ends cancelled, final, with nothing left to cancel.
+    expect(await lifecycle.hubReported(job.print_job_id, 'cancelled', '2026-11-24T10:00:05.000Z')).toBe(true)
+    expect(await state(client, job.print_job_id)).toMatchObject({
+      status: 'cancelled',
+      final: true,
+      cancellable: false,
+      text: { status: 'Cancelled', completed_at: '2026-11-24 10:00:05 UTC' },
+    })
 
     const twin = await createJob(account)
     expect(await lifecycle.offered(twin.print_job_id)).toBe(true)

@@ -1,11 +1,13 @@
 import { readFileSync } from 'node:fs'
 import helmet from '@fastify/helmet'
 import type { FastifyPluginAsync } from 'fastify'
+import { apiClientsPages } from './api-clients-pages.ts'
 import type { ConsoleOptions } from './console-context.ts'
 import { consoleErrorPages } from './error-pages.ts'
 import { requireUser, userOf } from './guards.ts'
 import { jobsPages } from './jobs-pages.ts'
 import { html, renderPage, sendPage } from './layout.ts'
+import { printersPages } from './printers-pages.ts'
 import { sessionSupport } from './session-support.ts'
 import { setPasswordPages } from './set-password-pages.ts'
 import { signInPages } from './sign-in-pages.ts'
@@ -60,6 +62,8 @@ export const consolePlugin: FastifyPluginAsync<ConsoleOptions> = async (app, opt
   await app.register(usersPages, pages)
   // Page modules (one line each).
   await app.register(jobsPages, pages)
+  await app.register(apiClientsPages, pages)
+  await app.register(printersPages, pages)
 
   // Until the Overview page is registered at /console: a page that says who is signed in.
   if (!app.hasRoute({ method: 'GET', url: '/console' })) await app.register(placeholderHome)

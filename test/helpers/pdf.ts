@@ -1,20 +1,6 @@
-/**
- * A structurally sound PDF of the objects given (index = object id, from 1; ISO 32000-1 §7.5: header, objects,
- * xref table with exact byte offsets, trailer).
- */
-export function pdfFromObjects(objects: string[]): Buffer {
-  let body = '%PDF-1.4\n%\xe2\xe3\xcf\xd3\n'
-  const offsets: number[] = []
-  for (let id = 1; id < objects.length; id++) {
-    offsets[id] = Buffer.byteLength(body, 'latin1')
-    body += `${id} 0 obj\n${objects[id]}\nendobj\n`
-  }
-  const xrefAt = Buffer.byteLength(body, 'latin1')
-  body += `xref\n0 ${objects.length}\n0000000000 65535 f \n`
-  for (let id = 1; id < objects.length; id++) body += `${String(offsets[id]).padStart(10, '0')} 00000 n \n`
-  body += `trailer\n<< /Size ${objects.length} /Root 1 0 R >>\nstartxref\n${xrefAt}\n%%EOF\n`
-  return Buffer.from(body, 'latin1')
-}
+import { pdfFromObjects } from '../../cloud/documents/pdf-writer.ts'
+
+export { pdfFromObjects }
 
 /** Small PDFs for tests: each page shows one line of Helvetica text. */
 export function makePdf(pageCount = 1, text = 'Hello from print-hub'): Buffer {

@@ -1,6 +1,6 @@
 import type { AgentEnrollment, IssuedAgentEnrollment } from '../../protocol/partner.ts'
-import { generateSecret, hashSecret } from '../auth/secrets.ts'
 import { ApiError } from '../errors.ts'
+import { createEnrollment } from '../onboarding/new-enrollment.ts'
 import type { Enrollment } from '../storage/enrollments.ts'
 import type { Storage } from '../storage/storage.ts'
 
@@ -8,24 +8,28 @@ import type { Storage } from '../storage/storage.ts'
 const LOOPBACK_HOSTS = new Set(['localhost', '127.0.0.1', '[::1]'])
 
 /**
- * agent_onboarding.return_uri (issue 10 point 7): absolute https, or http on the loopback for development;
- * no credentials and no fragment (RFC 6749 §3.1.2: a redirection endpoint has none).
+ * Whether a URL may be an onboarding link's return_uri (issue 10 point 7): absolute https, or http on the
+ * loopback for development; no credentials and no fragment (RFC 6749 §3.1.2: a redirection endpoint has none).
  */
-export function checkReturnUri(returnUri: string): void {
+export function isAllowedReturnUri(returnUri: string): boolean {
   let url: URL | undefined
   try {
     url = new URL(returnUri)
   } catch {
-    url = undefined
+    return false
   }
-  const allowed =
-    url !== undefined &&
+  return (
     (url.protocol === 'https:' || (url.protocol === 'http:' && LOOPBACK_HOSTS.has(url.hostname))) &&
     url.username === '' &&
     url.password === '' &&
     url.hash === '' &&
     !returnUri.includes('#')
-  if (!allowed) {
+  )
+}
+
+/** agent_onboarding.return_uri: a 422 `return_uri_not_allowed` unless `isAllowedReturnUri`. */
+export function checkReturnUri(returnUri: string): void {
+  if (!isAllowedReturnUri(returnUri)) {
     throw new ApiError(
       'return_uri_not_allowed',
       'agent_onboarding.return_uri must be an https URL (http only for localhost or 127.0.0.1), without credentials or fragment.',
@@ -79,19 +83,15 @@ export async function issueEnrollment(
   asked: EnrollmentAsked,
   settings: OnboardingSettings,
 ): Promise<IssuedAgentEnrollment> {
-  const token = generateSecret('enr')
-  const onboardingToken = generateSecret('onb')
   const { return_uri: returnUri, state } = asked.agent_onboarding
-  const enrollment = await storage.enrollments.create(
-    owner.account_id,
-    asked.name,
-    hashSecret(token),
-    new Date(Date.now() + settings.enrollmentTtlHours * 3600_000),
-    { hash: hashSecret(onboardingToken), returnUri, state },
+  const issued = await createEnrollment(
+    storage.enrollments,
+    { accountId: owner.account_id, name: asked.name, ttlHours: settings.enrollmentTtlHours },
+    { publicUrl: settings.publicUrl, returnUri, state },
   )
   return {
-    ...agentEnrollmentView(enrollment, owner.relationship_id),
-    enrollment_token: token,
-    onboarding_url: `${settings.publicUrl}/onboarding/${onboardingToken}`,
+    ...agentEnrollmentView(issued.enrollment, owner.relationship_id),
+    enrollment_token: issued.token,
+    onboarding_url: issued.onboardingUrl,
   }
 }

@@ -1,7 +1,6 @@
 import { parseArgs } from 'node:util'
 import { SCOPES } from '../protocol/enums.ts'
 import { createApiClient, isApiClientName, isScope } from './auth/new-api-client.ts'
-import { generateSecret, hashSecret } from './auth/secrets.ts'
 import { PortUnavailableError } from './busy-ports.ts'
 import { appCreate, appInstall, appKeyAdd } from './cli/app-commands.ts'
 import { NotFoundError, option, RefusedError, UsageError, withStorage } from './cli/common.ts'
@@ -23,6 +22,7 @@ import { COMMANDS, commandHelp, generalHelp, USAGE } from './cli/usage.ts'
 import { userCreate } from './cli/user-commands.ts'
 import { ConfigError, loadConfig } from './config.ts'
 import { createLogger } from './logging.ts'
+import { createEnrollment } from './onboarding/new-enrollment.ts'
 import { startCloud } from './server.ts'
 import { DataDirInUseError } from './storage/data-dir-lock.ts'
 
@@ -122,9 +122,11 @@ function enrollmentCreate(args: string[]): Promise<object> {
   const config = loadConfig()
   return withStorage(async (storage) => {
     if (!(await storage.accounts.findById(accountId))) throw new UsageError(`no account ${accountId}`)
-    const token = generateSecret('enr')
-    const expiresAt = new Date(Date.now() + config.enrollmentTtlHours * 3600_000)
-    const enrollment = await storage.enrollments.create(accountId, name, hashSecret(token), expiresAt)
+    const { enrollment, token } = await createEnrollment(storage.enrollments, {
+      accountId,
+      name,
+      ttlHours: config.enrollmentTtlHours,
+    })
     return {
       enrollment_id: enrollment.enrollment_id,
       token,

@@ -19,7 +19,7 @@ interface Route {
 }
 
 /** The console's routes, read from Fastify's printed route tree (a child's label continues its parent's path). */
-export function consoleRoutes(app: FastifyInstance): Route[] {
+function consoleRoutes(app: FastifyInstance): Route[] {
   const routes: Route[] = []
   const paths: string[] = []
   for (const line of app.printRoutes({ commonPrefix: false }).split('\n')) {

@@ -48,18 +48,18 @@ function clientsTable(clients: ListedClient[]): Html {
   if (clients.length === 0) return html`<p>No API clients yet.</p>`
   return html`<div class="table-wrap"><table>
 <caption class="muted">Oldest first. Secrets are never shown again after creation.</caption>
-<thead><tr><th scope="col">Name</th><th scope="col">Client id</th><th scope="col">Scopes</th><th scope="col">Created</th><th scope="col">State</th></tr></thead>
+<thead><tr><th scope="col">Name</th><th scope="col">State</th><th scope="col">Scopes</th><th scope="col">Created</th><th scope="col">Client id</th></tr></thead>
 <tbody>${clients.map(
     (c) => html`<tr>
 <th scope="row">${clientName(c)}</th>
-<td><code>${c.client_id}</code></td>
-<td>${c.scopes.length === 0 ? 'None' : c.scopes.join(', ')}</td>
-<td>${timeElement(c.created_at)}</td>
 <td>${
       c.revoked_at
         ? html`<span class="badge bad">Revoked</span> ${timeElement(c.revoked_at)}`
         : html`<span class="badge ok">Active</span> <a href="/console/api-clients/${c.client_id}/revoke" aria-label="Revoke ${c.name ?? c.client_id}">Revoke</a>`
     }</td>
+<td>${c.scopes.length === 0 ? 'None' : c.scopes.join(', ')}</td>
+<td>${timeElement(c.created_at)}</td>
+<td><code>${c.client_id}</code></td>
 </tr>`,
   )}</tbody>
 </table></div>`

@@ -102,12 +102,12 @@ describe('console API clients pages', () => {
     expect(list.statusCode).toBe(200)
     expect(list.body).not.toContain(secret)
     expect(list.body).not.toContain('new-client-secret')
-    expect(tableRows(list.body).find((row) => row[1] === clientId)).toEqual([
+    expect(tableRows(list.body).find((row) => row[4] === clientId)).toEqual([
       'Till app',
-      clientId,
+      'Active Revoke',
       'printers:read, print_jobs:read',
       expect.stringMatching(/^\d{4}-\d\d-\d\d \d\d:\d\d:\d\d UTC$/),
-      'Active Revoke',
+      clientId,
     ])
 
     const token = await tokenFor(clientId, secret)
@@ -124,10 +124,10 @@ describe('console API clients pages', () => {
     await create(owner, 'Warehouse <b>&</b>', ['print_jobs:write'])
     const list = await owner.get('/console/api-clients')
     expect(list.body).toContain(
-      '<thead><tr><th scope="col">Name</th><th scope="col">Client id</th><th scope="col">Scopes</th><th scope="col">Created</th><th scope="col">State</th></tr></thead>',
+      '<thead><tr><th scope="col">Name</th><th scope="col">State</th><th scope="col">Scopes</th><th scope="col">Created</th><th scope="col">Client id</th></tr></thead>',
     )
     const rows = tableRows(list.body)
-    expect(rows.map((row) => [row[0], row[1], row[2]])).toEqual([
+    expect(rows.map((row) => [row[0], row[4], row[2]])).toEqual([
       [
         'Unnamed (made with the CLI)',
         account.clientId,
@@ -186,8 +186,8 @@ describe('console API clients pages', () => {
     expect(list.body).toContain(
       '<p class="notice ok" role="status">The API client is revoked: its tokens no longer work and its secret gets no new ones.</p>',
     )
-    const row = tableRows(list.body).find((r) => r[1] === clientId)
-    expect(row?.[4]).toMatch(/^Revoked \d{4}-\d\d-\d\d \d\d:\d\d:\d\d UTC$/)
+    const row = tableRows(list.body).find((r) => r[4] === clientId)
+    expect(row?.[1]).toMatch(/^Revoked \d{4}-\d\d-\d\d \d\d:\d\d:\d\d UTC$/)
     // The harness's other client of the account still works.
     expect((await printers(await account.token(['printers:read']))).statusCode).toBe(200)
   })

@@ -148,6 +148,37 @@ describe('console printers pages', () => {
       expect(res.body).not.toContain(id)
   })
 
+  it('pages 50 printers at a time; a cursor that names no printer of the list is a 400 page', async () => {
+    const { account, client } = await freshAccount()
+    for (let i = 1; i <= 50; i++) {
+      await h.cloud.storage.printers.insert({
+        account_id: account.accountId,
+        agent_id: account.agentId,
+        name: `Till ${i}`,
+        capabilities: OFFICE_PRINTER,
+      })
+    }
+    const first = await client.get('/console/printers')
+    const names = tableRows(first.body).map((row) => row[0])
+    expect(names).toHaveLength(50)
+    expect(names.slice(0, 2)).toEqual(['Till 50', 'Till 49'])
+    const next = /<a href="(\/console\/printers\?cursor=[0-9a-f-]{36})">More printers<\/a>/.exec(
+      first.body,
+    )?.[1]
+    expect(next).toBeDefined()
+    const second = await client.get(next ?? '')
+    expect(second.statusCode).toBe(200)
+    expect(tableRows(second.body).map((row) => row[0])).toEqual(['Labels', 'Receipts'])
+    expect(second.body).toContain('<a href="/console/printers">First printers</a>')
+    expect(second.body).not.toContain('More printers')
+    for (const cursor of [h.otherAccount.receiptPrinterId, 'nope', '%00']) {
+      const stale = await client.get(`/console/printers?cursor=${cursor}`)
+      expect(stale.statusCode).toBe(400)
+      expect(stale.body).toContain('That page link does not name a printer of this list.')
+      expect(stale.body).not.toContain('Receipts')
+    }
+  })
+
   it("a printer's page shows its capabilities and health", async () => {
     const { account, client } = await freshAccount()
     const id = await reportedPrinter(account, {
@@ -256,6 +287,25 @@ describe('console printers pages', () => {
     expect(pdf).toContain('(Print Hub test page) Tj')
     expect(pdf).toContain('(Printer: Office \\(laser\\)) Tj')
     expect(pdf).toContain(`(${sentAt()}) Tj`)
+  })
+
+  it('a printer that takes neither a raw language nor PDF has no test page button, and a post is a 409 that creates nothing', async () => {
+    const { account, client } = await freshAccount()
+    const odd = await h.cloud.storage.printers.insert({
+      account_id: account.accountId,
+      agent_id: account.agentId,
+      name: 'Unknown model',
+      capabilities: { ...OFFICE_PRINTER, document_formats: ['raw'], raw_languages: [] },
+    })
+    const page = await client.get(`/console/printers/${odd.printer_id}`)
+    expect(page.body).not.toContain('test-page"')
+    expect(page.body).toContain('<p>This printer takes no document the console can make a test page in.</p>')
+    const post = await client.post(`/console/printers/${odd.printer_id}/test-page`)
+    expect(post.statusCode).toBe(409)
+    expect(post.body).toContain(
+      '<p class="notice error" role="alert">This printer takes no document the console can make a test page in.</p>',
+    )
+    expect(await jobsOf(account)).toEqual([])
   })
 
   it("another account's printer, an unknown or malformed id is a 404 page and prints nothing", async () => {

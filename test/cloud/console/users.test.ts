@@ -11,12 +11,14 @@ describe('console Users page', () => {
   })
   afterEach(() => harness.close())
 
-  it('is for owners only: a member gets the 403 page, and no Users link', async () => {
+  it('is for owners only: a member gets the 403 page there and on API clients, and no link to either', async () => {
     const member = await harness.signIn('member')
-    const page = await member.get('/console/users')
-    expect(page.statusCode).toBe(403)
-    expect(page.body).toContain('<h1>Not allowed</h1>')
-    expect((await member.get('/console')).body).not.toContain('href="/console/users"')
+    for (const path of ['/console/users', '/console/api-clients']) {
+      const page = await member.get(path)
+      expect(page.statusCode, path).toBe(403)
+      expect(page.body).toContain('<h1>Not allowed</h1>')
+      expect((await member.get('/console')).body).not.toContain(`href="${path}"`)
+    }
     const add = await member.post('/console/users', { email: 'sneaky@example.test', role: 'owner' })
     expect(add.statusCode).toBe(403)
     const owner = await harness.signIn('owner')

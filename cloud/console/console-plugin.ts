@@ -4,9 +4,9 @@ import type { FastifyPluginAsync } from 'fastify'
 import { apiClientsPages } from './api-clients-pages.ts'
 import type { ConsoleOptions } from './console-context.ts'
 import { consoleErrorPages } from './error-pages.ts'
-import { requireUser, userOf } from './guards.ts'
+import { hubsPages } from './hubs-pages.ts'
 import { jobsPages } from './jobs-pages.ts'
-import { html, renderPage, sendPage } from './layout.ts'
+import { overviewPage } from './overview-page.ts'
 import { printersPages } from './printers-pages.ts'
 import { sessionSupport } from './session-support.ts'
 import { setPasswordPages } from './set-password-pages.ts'
@@ -64,24 +64,6 @@ export const consolePlugin: FastifyPluginAsync<ConsoleOptions> = async (app, opt
   await app.register(jobsPages, pages)
   await app.register(apiClientsPages, pages)
   await app.register(printersPages, pages)
-
-  // Until the Overview page is registered at /console: a page that says who is signed in.
-  if (!app.hasRoute({ method: 'GET', url: '/console' })) await app.register(placeholderHome)
-}
-
-const placeholderHome: FastifyPluginAsync = async (app) => {
-  app.get('/', { schema: { hide: true }, preHandler: requireUser }, async (request, reply) =>
-    sendPage(
-      reply,
-      200,
-      renderPage({
-        title: 'Overview',
-        user: userOf(request),
-        csrfToken: reply.generateCsrf(),
-        section: 'overview',
-        body: html`<h1>Overview</h1>
-<p>Signed in as ${userOf(request).email}.</p>`,
-      }),
-    ),
-  )
+  await app.register(overviewPage, pages)
+  await app.register(hubsPages, pages)
 }

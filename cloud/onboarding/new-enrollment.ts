@@ -1,5 +1,11 @@
+import { Value } from 'typebox/value'
+import { CreateAgentEnrollmentRequest } from '../../protocol/partner.ts'
 import { generateSecret, hashSecret } from '../auth/secrets.ts'
 import type { Enrollment, EnrollmentRepository } from '../storage/enrollments.ts'
+
+/** Whether a hub's name is one the partner API takes for an enrollment: 1 to 200 characters, no NUL. */
+export const isHubName = (name: string): boolean =>
+  Value.Check(CreateAgentEnrollmentRequest.properties.name, name)
 
 /** What an enrollment is issued for: the account, the hub's name and how long the token lasts. */
 export interface EnrollmentAskedFor {

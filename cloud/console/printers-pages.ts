@@ -101,7 +101,12 @@ ${more}`
     const testPage = testPageFor(printer, new Date(clock.now()))
     const action: Html = testPage
       ? html`<form class="inline" method="post" action="/console/printers/${printer.printer_id}/test-page">${csrfField(reply.generateCsrf())}<button type="submit">Print test page</button></form>
-<p class="muted">A short ${testPage.format === 'pdf' ? 'one-page PDF' : `${languageWords(testPage.rawLanguage ? [testPage.rawLanguage] : [])} slip`} with the printer's name and the time, sent as a print job like any other.</p>`
+<p class="muted">A short ${testPage.format === 'pdf' ? 'one-page PDF' : `${languageWords(testPage.rawLanguage ? [testPage.rawLanguage] : [])} slip`} with the printer's name and the time, sent as a print job like any other.</p>${
+          printer.online
+            ? ''
+            : html`
+<p>The printer is offline: a test page waits as pending until its hub reports it again, or until the job expires.</p>`
+        }`
       : html`<p>This printer takes no document the console can make a test page in.</p>`
     return send(request, reply, status, {
       title: printer.name,

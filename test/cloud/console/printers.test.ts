@@ -218,6 +218,7 @@ describe('console printers pages', () => {
       Colour: 'No',
       Duplex: 'No',
     })
+    expect(receipt.body).not.toContain('The printer is offline')
     expect(receipt.body).toMatch(
       new RegExp(
         `<form class="inline" method="post" action="/console/printers/${account.receiptPrinterId}/test-page"><input type="hidden" name="_csrf" value="[^"]+"><button type="submit">Print test page</button></form>`,
@@ -326,6 +327,9 @@ describe('console printers pages', () => {
     const { account, client } = await freshAccount()
     const page = await client.get(`/console/printers/${account.labelPrinterId}`)
     expect(page.statusCode).toBe(200)
+    expect(page.body).toContain(
+      '<p>The printer is offline: a test page waits as pending until its hub reports it again, or until the job expires.</p>',
+    )
     const removal = await h.cloud.storage.printers.remove(account.labelPrinterId, new Date().toISOString())
     expect(removal.removed).toBe(true)
     expect((await client.get(`/console/printers/${account.labelPrinterId}`)).statusCode).toBe(404)

@@ -6,6 +6,7 @@ import { tempDir } from '../helpers/temp-dir.ts'
 import { consoleSession } from './console/console-harness.ts'
 import { startTestCloud } from './test-cloud.ts'
 
+// Each CLI run is a process of its own (several seconds each when the machine is busy): two minutes a test.
 describe('cloud user create', () => {
   const dirs: { remove(): void }[] = []
   afterEach(() => {
@@ -58,7 +59,7 @@ describe('cloud user create', () => {
     } finally {
       await cloud.close()
     }
-  })
+  }, 120_000)
 
   it('an unknown account or a taken e-mail: one line on stderr, exit 1; a bad role or e-mail: usage, exit 2', () => {
     const DATA_DIR = newDataDir()
@@ -88,5 +89,5 @@ describe('cloud user create', () => {
     expect(create('--account', account_id, '--role', 'member').stderr.split('\n')[0]).toBe(
       'cloud: --email is required',
     )
-  })
+  }, 120_000)
 })

@@ -245,7 +245,8 @@ describe('sign-in throttling', () => {
       15 * MINUTE,
     )
     expect(counted.get('ip:192.0.2.7')?.failures).toBe(30)
-  })
+    // 31 sign-ins through scrypt (about 0.25 s each here, more on a busy machine).
+  }, 120_000)
 
   it('a right password clears the e-mail’s count, not the address’s', async () => {
     clock = new ManualClock()

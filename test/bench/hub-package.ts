@@ -115,14 +115,17 @@ export async function benchHubPackage(): Promise<void> {
     }
     await new Promise((r) => setTimeout(r, IDLE_MS))
     const packagedRss = rssMb(packaged!.pid!)
-    const cmdline = readFileSync(`/proc/${packaged!.pid}/cmdline`, 'utf8').split('\0').slice(0, 2)
+    const cmdline = readFileSync(`/proc/${packaged!.pid}/cmdline`, 'utf8')
+      .split('\0')
+      .filter(Boolean)
+      .slice(0, -7)
 
     const mb = (n: number) => `${n.toFixed(1)} MB`
     const ms = (n: number) => `${n.toFixed(0)} ms`
     const packagedOnline = median(onlineMs)
     const tsxOnline = median(tsxStarts.runs.map((r) => r.onlineMs))
     const lines = [
-      `hub package (ota build ${VERSION}, ${process.arch}; packaged hub: ${cmdline.map((c) => path.relative(scratch, c)).join(' ')})`,
+      `hub package (ota build ${VERSION}, ${process.arch}; packaged hub: ${cmdline.map((c) => (c.startsWith('/') ? path.relative(scratch, c) : c)).join(' ')})`,
       `  package: .deb ${mb(deb.size_bytes / 1e6)}, tarball ${mb(tarball.size_bytes / 1e6)}, installed ${mb((installedKb * 1024) / 1e6)} (runtime ${mb(runtimeMb)}); ota build ${buildS.toFixed(1)} s`,
       `  idle RSS after ${IDLE_MS / 1000} s: packaged ${mb(packagedRss)} (goal ≤ 80 MB) vs tsx ${mb(tsxMemory.rssMb)} fresh, ${mb(tsxIdleAfter)} after its restarts; ratio ${(packagedRss / tsxIdleAfter).toFixed(2)}`,
       `  start-up to printer online (median of ${STARTS}): packaged ${ms(packagedOnline)} (goal ≤ 1500 ms) vs tsx ${ms(tsxOnline)}; ratio ${(packagedOnline / tsxOnline).toFixed(2)}`,

@@ -18,6 +18,9 @@ import { tempDir } from '../../helpers/temp-dir.ts'
 // The launcher (packaging/print-hub.sh) run for real by /bin/sh on an install root whose releases carry a
 // stand-in `node`: a script that says which release ran, with which arguments, and exits with FAKE_EXIT.
 
+/** The V8 flags the launcher gives the hub (packaging/print-hub.sh: its idle memory). */
+const NODE_FLAGS = '--max-semi-space-size=1 --optimize-for-size --single-threaded'
+
 describe('the launcher: runs `current`, and rolls back a release on trial that did not come up', () => {
   let dir: ReturnType<typeof tempDir>
   let root: string
@@ -60,7 +63,7 @@ describe('the launcher: runs `current`, and rolls back a release on trial that d
   it('without a trial it execs the release `current` points at, naming the install root', () => {
     expect(launch()).toEqual({
       status: 0,
-      stdout: `ran 1.1.0 ${root} ${root}/current/lib/hub.mjs run --cloud http://127.0.0.1:1\n`,
+      stdout: `ran 1.1.0 ${root} ${NODE_FLAGS} ${root}/current/lib/hub.mjs run --cloud http://127.0.0.1:1\n`,
       stderr: '',
     })
     expect(existsSync(path.join(root, 'update/result'))).toBe(false)

@@ -14,7 +14,12 @@ export interface HousekeepingOptions {
   now?: () => number
 }
 
-export type HousekeepingStep = 'access_tokens' | 'idempotency_keys' | 'documents' | 'blobs'
+export type HousekeepingStep =
+  | 'access_tokens'
+  | 'idempotency_keys'
+  | 'console_sessions'
+  | 'documents'
+  | 'blobs'
 
 /** What one pass removed per step; a step that failed (logged) is listed in `failed`. */
 export type HousekeepingPass = Record<HousekeepingStep, number> & { failed: HousekeepingStep[] }
@@ -28,9 +33,9 @@ const BATCH = 500
 const BLOB_REUSE_GRACE_MS = 10 * 60_000
 
 /**
- * Keeps the cloud's storage bounded: purges expired access tokens and idempotency records, purges documents
- * no unfinished job needs once their retention has passed, then deletes the blob files that no retained
- * document names (rows first, files after). Each step is idempotent, so several cloud nodes may run it;
+ * Keeps the cloud's storage bounded: purges expired access tokens, idempotency records and console sessions,
+ * purges documents no unfinished job needs once their retention has passed, then deletes the blob files that
+ * no retained document names (rows first, files after). Each step is idempotent, so several cloud nodes may run it;
  * each failure is logged and the next pass tries again.
  */
 export class Housekeeping {
@@ -63,6 +68,7 @@ export class Housekeeping {
     const pass: HousekeepingPass = {
       access_tokens: 0,
       idempotency_keys: 0,
+      console_sessions: 0,
       documents: 0,
       blobs: 0,
       failed: [],
@@ -86,6 +92,8 @@ export class Housekeeping {
           (await storage.applications.deleteExpiredTokens(now)),
       ],
       ['idempotency_keys', () => storage.idempotency.deleteExpired(now)],
+      // Console sessions past their idle expiry, signed in or not (a visit to the sign-in page makes one).
+      ['console_sessions', () => storage.consoleSessions.purgeExpired(now)],
       ['documents', () => this.#purgeDocuments(now)],
       ['blobs', () => this.#deleteBlobs(now)],
     ]
@@ -97,7 +105,8 @@ export class Housekeeping {
         this.#o.logger.error({ err, step }, 'housekeeping step failed; the next pass retries it')
       }
     }
-    if (pass.access_tokens + pass.idempotency_keys + pass.documents + pass.blobs > 0) {
+    const { failed: _, ...purged } = pass
+    if (Object.values(purged).some((count) => count > 0)) {
       this.#o.logger.info({ ...pass }, 'housekeeping purged')
     }
     return true

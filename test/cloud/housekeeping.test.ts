@@ -141,11 +141,29 @@ describe('housekeeping (real SQLite file and blob directory)', () => {
 
     const pass = await housekeeping(() => Date.now()).runOnce()
 
-    expect(pass).toEqual({ access_tokens: 2, idempotency_keys: 0, documents: 0, blobs: 0, failed: [] })
+    expect(pass).toEqual({
+      access_tokens: 2,
+      idempotency_keys: 0,
+      console_sessions: 0,
+      documents: 0,
+      blobs: 0,
+      failed: [],
+    })
     expect(tokenCount()).toBe(1)
     expect(await storage.apiClients.findToken(hashSecret('live'), Date.now())).toMatchObject({
       client_id: clientId,
     })
+  })
+
+  it('purges console sessions past their expiry and keeps live ones', async () => {
+    await storage.consoleSessions.set(hashSecret('ended'), null, '{}', Date.now() - 1000)
+    await storage.consoleSessions.set(hashSecret('live'), null, '{}', Date.now() + HOUR)
+
+    const pass = await housekeeping(() => Date.now()).runOnce()
+
+    expect(pass).toMatchObject({ console_sessions: 1, failed: [] })
+    expect(sql.prepare('SELECT count(*) FROM console_sessions').pluck().get()).toBe(1)
+    expect(await storage.consoleSessions.get(hashSecret('live'), Date.now())).toBe('{}')
   })
 
   it('purges expired installation tokens too', async () => {
@@ -165,7 +183,14 @@ describe('housekeeping (real SQLite file and blob directory)', () => {
 
     const pass = await housekeeping(() => Date.now()).runOnce()
 
-    expect(pass).toEqual({ access_tokens: 1, idempotency_keys: 0, documents: 0, blobs: 0, failed: [] })
+    expect(pass).toEqual({
+      access_tokens: 1,
+      idempotency_keys: 0,
+      console_sessions: 0,
+      documents: 0,
+      blobs: 0,
+      failed: [],
+    })
     expect(sql.prepare('SELECT count(*) FROM installation_tokens').pluck().get()).toBe(1)
     expect(await storage.applications.findToken(hashSecret('live'), Date.now())).toMatchObject({
       installation_id: installation.installation_id,
@@ -199,7 +224,14 @@ describe('housekeeping (real SQLite file and blob directory)', () => {
 
     const pass = await housekeeping().runOnce()
 
-    expect(pass).toEqual({ access_tokens: 0, idempotency_keys: 0, documents: 3, blobs: 2, failed: [] })
+    expect(pass).toEqual({
+      access_tokens: 0,
+      idempotency_keys: 0,
+      console_sessions: 0,
+      documents: 3,
+      blobs: 2,
+      failed: [],
+    })
     expect([await fileOf(unused), await fileOf(printed)]).toEqual([false, false])
     expect(await storage.documents.findById(accountId, unused.document_id)).toBeUndefined()
     expect(await storage.documents.findById(accountId, printed.document_id)).toBeUndefined()

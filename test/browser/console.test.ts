@@ -282,10 +282,13 @@ describe('the account console in a real browser', { timeout: 60_000 }, () => {
     await page.locator('[data-job-field="waiting"]', { hasText: 'The printer is out of paper' }).waitFor()
     await look('job-reserved')
     await Promise.all([
-      page.waitForURL((url) => url.searchParams.get('cancel') === 'cancelled'),
+      page.waitForURL((url) => url.searchParams.has('cancel')),
       page.getByRole('button', { name: 'Cancel this job' }).click(),
     ])
-    await page.locator('[data-job-field="status"]', { hasText: 'Cancelled' }).waitFor()
+    // The hub drops it: at once (`cancelled`), or, on a machine so busy that the hub answers after the cloud's
+    // CANCEL_CONFIRM_TIMEOUT_MS, later (`requested`), and the page follows it to Cancelled.
+    expect(['cancelled', 'requested']).toContain(new URL(page.url()).searchParams.get('cancel'))
+    await page.locator('[data-job-field="status"]', { hasText: 'Cancelled' }).waitFor({ timeout: 20_000 })
     await look('job-cancelled')
     expect(await api.job(job.print_job_id)).toMatchObject({ status: 'cancelled', failure_reason: null })
     // With paper back, the dropped job stays unprinted.

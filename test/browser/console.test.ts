@@ -310,6 +310,41 @@ describe('the account console in a real browser', { timeout: 60_000 }, () => {
     await look('overview-jobs')
   })
 
+  step(
+    'renames and removes the hub, and revokes the API client, whose token then stops working',
+    async () => {
+      const agentId = hub?.agentId ?? ''
+      await page.goto(`${cloud.url}/console/hubs/${agentId}`)
+      await page.getByLabel('Name').fill('Front desk hub')
+      await Promise.all([
+        page.waitForURL((url) => url.searchParams.get('done') === 'renamed'),
+        page.getByRole('button', { name: 'Rename hub' }).click(),
+      ])
+      await page.getByRole('heading', { level: 1, name: 'Front desk hub' }).waitFor()
+      await page.getByRole('link', { name: 'Remove this hub…' }).click()
+      await page.getByRole('heading', { level: 1, name: 'Remove Front desk hub?' }).waitFor()
+      await look('hub-remove')
+      await Promise.all([
+        page.waitForURL((url) => url.searchParams.get('done') === 'removed'),
+        page.getByRole('button', { name: 'Remove it' }).click(),
+      ])
+      await page.getByText('No hubs yet.').waitFor()
+      await look('hubs-removed')
+
+      await page.goto(`${cloud.url}/console/api-clients`)
+      await page.getByRole('link', { name: 'Revoke Till backend' }).click()
+      await page.getByRole('heading', { level: 1, name: 'Revoke Till backend?' }).waitFor()
+      await look('api-client-revoke')
+      await Promise.all([
+        page.waitForURL((url) => url.searchParams.get('done') === 'revoked'),
+        page.getByRole('button', { name: 'Revoke it' }).click(),
+      ])
+      await look('api-clients-revoked')
+      const refused = await new ApiClient(cloud.url, accessToken).request('GET', '/api/v1/printers')
+      expect(refused.status).toBe(401)
+    },
+  )
+
   step('signs out, and a signed-in page then asks to sign in', async () => {
     await signOut()
     expect(new URL(page.url()).searchParams.get('done')).toBe('signed-out')

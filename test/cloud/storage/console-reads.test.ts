@@ -1,9 +1,8 @@
 import { randomUUID } from 'node:crypto'
 import { afterEach, beforeEach, describe, expect, it } from 'vitest'
 import { hashSecret } from '../../../cloud/auth/secrets.ts'
-import { resolveOptions } from '../../../cloud/print-jobs/submit.ts'
 import type { PrintJobStatus } from '../../../protocol/enums.ts'
-import type { PrintJob } from '../../../protocol/print-job.ts'
+import { insertJobRow } from '../job-rows.ts'
 import { RECEIPT_PRINTER } from '../test-cloud.ts'
 import { ENGINES, storageEngine, type TestStorage } from './engines.ts'
 
@@ -90,37 +89,8 @@ describe.each(ENGINES)('console reads on %s', (engine) => {
     }
     const printers = { [accountId]: await printerOf(accountId), [otherId]: await printerOf(otherId) }
     const since = '2026-11-23T12:00:00.000Z'
-    const job = async (id: string, status: PrintJobStatus, createdAt: string) => {
-      const document = {
-        document_id: randomUUID(),
-        document_mime_type: 'application/vnd.escpos',
-        document_format: 'raw' as const,
-        document_raw_language: 'escpos' as const,
-        size_bytes: 10,
-        sha256: randomUUID().replaceAll('-', ''),
-        filename: null,
-        created_at: createdAt,
-      }
-      expect(await t.storage.documents.insertWithinQuota(id, document, 1e9)).toBe(true)
-      const printJob: PrintJob = {
-        print_job_id: randomUUID(),
-        document_id: document.document_id,
-        document_mime_type: document.document_mime_type,
-        document_format: 'raw',
-        document_raw_language: 'escpos',
-        printer_id: printers[id] ?? '',
-        status,
-        ...resolveOptions({}),
-        created_at: createdAt,
-        reserved_at: null,
-        started_at: null,
-        completed_at: null,
-        failure_reason: null,
-        failure_detail: null,
-        waiting_reason: null,
-      }
-      expect(await t.storage.printJobs.insertWithinCapacity(id, printJob, 1000)).toBe(true)
-    }
+    const job = (id: string, status: PrintJobStatus, createdAt: string) =>
+      insertJobRow(t.storage, id, printers[id] ?? '', status, createdAt)
     await job(accountId, 'printed', '2026-11-23T12:00:00.000Z') // at `since`: counted
     await job(accountId, 'printed', '2026-11-24T09:00:00.000Z')
     await job(accountId, 'failed', '2026-11-24T10:00:00.000Z')

@@ -17,6 +17,8 @@ const asset = (name: string) => readFileSync(new URL(`./assets/${name}`, import.
 const ASSETS = {
   'console.css': { body: asset('console.css'), type: 'text/css; charset=utf-8' },
   'console.js': { body: asset('console.js'), type: 'text/javascript; charset=utf-8' },
+  // Named by every page, so that browsers do not ask the origin for /favicon.ico (a 404).
+  'icon.svg': { body: asset('icon.svg'), type: 'image/svg+xml' },
 } as const
 
 /**

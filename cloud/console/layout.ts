@@ -87,6 +87,7 @@ export function renderPage(parts: PageParts): string {
 <meta name="viewport" content="width=device-width, initial-scale=1">
 <meta name="robots" content="noindex">
 <title>${parts.title} · Print Hub console</title>
+<link rel="icon" href="/console/assets/icon.svg" type="image/svg+xml">
 <link rel="stylesheet" href="/console/assets/console.css">
 <script src="/console/assets/console.js" defer></script>
 </head>

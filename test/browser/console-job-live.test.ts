@@ -61,9 +61,7 @@ describe('a console job page in a real browser', () => {
         problems.push(message.text())
     })
     page.on('response', (response) => {
-      // Chromium asks for /favicon.ico on its own; the console has none.
-      if (response.status() >= 400 && !response.url().endsWith('/favicon.ico'))
-        problems.push(`${response.status()} ${response.url()}`)
+      if (response.status() >= 400) problems.push(`${response.status()} ${response.url()}`)
     })
     page.on('pageerror', (error) => problems.push(error.message))
     let loads = 0

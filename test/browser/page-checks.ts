@@ -9,8 +9,8 @@ export const PHONE = { width: 390, height: 844 }
  * What a page reported that it should not have: console errors (Chromium reports a CSP violation as one, e.g.
  * "Executing inline script violates the following Content Security Policy directive ...") and uncaught
  * exceptions. A page the test opens on purpose with an error status (403, 404) makes Chromium log "Failed to
- * load resource" for that document: `expectErrorStatus` exempts that one line for that URL (as is Chromium's
- * own /favicon.ico request), nothing else.
+ * load resource" for that document: `expectErrorStatus` exempts that one line for that URL, nothing else (the
+ * pages name their icon, so Chromium asks for no /favicon.ico).
  */
 export class PageProblems {
   private readonly problems: string[] = []
@@ -20,8 +20,7 @@ export class PageProblems {
     page.on('console', (message) => {
       if (message.type() !== 'error') return
       const url = message.location().url
-      // Chromium asks every origin for /favicon.ico on its own; the console's pages do not name it.
-      const expected = this.errorStatusUrls.has(url) || /^https?:\/\/[^/]+\/favicon\.ico$/.test(url)
+      const expected = this.errorStatusUrls.has(url)
       if (/^Failed to load resource/.test(message.text()) && expected) return
       this.problems.push(`${message.text()} (${url})`)
     })

@@ -33,7 +33,8 @@ const DONE_NOTICES: Record<string, Notice> = {
     kind: 'ok',
     text:
       'The hub is removed: its credential no longer works and it is offline. Its printers stay listed, ' +
-      'offline, with their jobs. To use the device again, add it as a new hub.',
+      'offline, with their jobs. To use the device again, delete its identity.json (in /var/lib/print-hub on ' +
+      'a packaged hub) and add it as a new hub.',
   },
 }
 
@@ -299,7 +300,7 @@ ${nameField('hub-rename', parts.typedName ?? hub.name)}
     return send(request, reply, 200, {
       title: 'Remove hub',
       body: html`<h1>Remove ${hub.name}?</h1>
-<p class="warning">Its credential stops working at once and it goes offline: it prints nothing more. This cannot be undone; to use the device again, add it as a new hub.</p>
+<p class="warning">Its credential stops working at once and it goes offline: it prints nothing more. This cannot be undone; to use the device again, delete its <code>identity.json</code> (in <code>/var/lib/print-hub</code> on a packaged hub) and add it as a new hub.</p>
 <form class="inline" method="post" action="/console/hubs/${hub.agent_id}/remove">${csrfField(reply.generateCsrf())}<button type="submit" class="danger">Remove it</button></form>
 <p><a href="/console/hubs/${hub.agent_id}">Keep it and go back</a></p>`,
     })

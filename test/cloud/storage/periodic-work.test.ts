@@ -189,9 +189,19 @@ describe('periodic work of two nodes on one PostgreSQL database', () => {
     const held = new Promise<void>((resolve) => {
       release = resolve
     })
-    const running = first.storage.exclusively('task', () => held.then(() => 'first'))
-    // The first node holds the task's lock until `held` resolves.
-    await expect.poll(() => second.exclusively('task', async () => 'second')).toBeUndefined()
+    let locked = () => {}
+    const holding = new Promise<void>((resolve) => {
+      locked = resolve
+    })
+    // The first node holds the task's lock from when its work starts until `held` resolves. (Polling the second
+    // node instead timed out once on a busy machine, before the first had taken the lock.)
+    const running = first.storage.exclusively('task', async () => {
+      locked()
+      await held
+      return 'first'
+    })
+    await holding
+    expect(await second.exclusively('task', async () => 'second')).toBeUndefined()
     release()
     expect(await running).toBe('first')
     expect(await second.exclusively('task', async () => 'second')).toBe('second')

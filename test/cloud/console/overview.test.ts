@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import type { PrintJobStatus } from '../../../protocol/enums.ts'
 import type { HubPrinter } from '../../../protocol/hub-messages.ts'
-import { insertJobRow } from '../job-rows.ts'
+import { storeJob } from '../storage/stored-jobs.ts'
 import { LABEL_PRINTER, RECEIPT_PRINTER } from '../test-cloud.ts'
 import { type ConsoleHarness, ManualClock, startConsoleHarness } from './console-harness.ts'
 import { facts, partUnder, sectionOf, tableRows, textOf } from './page-text.ts'
@@ -109,14 +110,11 @@ describe('console overview', () => {
   it('counts the jobs of the last 24 hours by status, not older ones, and by the console’s clock', async () => {
     const account = await h.cloud.createAccount('Busy shop')
     const now = clock.now()
-    const job = (status: Parameters<typeof insertJobRow>[3], hoursAgo: number) =>
-      insertJobRow(
-        h.cloud.storage,
-        account.accountId,
-        account.receiptPrinterId,
+    const job = (status: PrintJobStatus, hoursAgo: number) =>
+      storeJob(h.cloud.storage, account.accountId, account.receiptPrinterId, {
         status,
-        new Date(now - hoursAgo * HOUR).toISOString(),
-      )
+        created_at: new Date(now - hoursAgo * HOUR).toISOString(),
+      })
     await job('printed', 1)
     await job('printed', 2)
     await job('failed', 3)
@@ -125,13 +123,10 @@ describe('console overview', () => {
     await job('printed', 30)
     await job('cancelled', 48)
     // Another account's job of the last hour.
-    await insertJobRow(
-      h.cloud.storage,
-      h.otherAccount.accountId,
-      h.otherAccount.receiptPrinterId,
-      'printed',
-      new Date(now - HOUR).toISOString(),
-    )
+    await storeJob(h.cloud.storage, h.otherAccount.accountId, h.otherAccount.receiptPrinterId, {
+      status: 'printed',
+      created_at: new Date(now - HOUR).toISOString(),
+    })
 
     const member = await h.signIn('member', account.accountId)
     const jobs = partUnder((await member.get('/console')).body, 'Jobs in the last 24 hours')

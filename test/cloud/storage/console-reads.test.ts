@@ -2,9 +2,9 @@ import { randomUUID } from 'node:crypto'
 import { afterEach, beforeEach, describe, expect, it } from 'vitest'
 import { hashSecret } from '../../../cloud/auth/secrets.ts'
 import type { PrintJobStatus } from '../../../protocol/enums.ts'
-import { insertJobRow } from '../job-rows.ts'
 import { RECEIPT_PRINTER } from '../test-cloud.ts'
 import { ENGINES, storageEngine, type TestStorage } from './engines.ts'
+import { storeJob } from './stored-jobs.ts'
 
 /**
  * What the console's Overview and Hubs pages read and change, on both engines: an account's hubs that are not
@@ -90,7 +90,7 @@ describe.each(ENGINES)('console reads on %s', (engine) => {
     const printers = { [accountId]: await printerOf(accountId), [otherId]: await printerOf(otherId) }
     const since = '2026-11-23T12:00:00.000Z'
     const job = (id: string, status: PrintJobStatus, createdAt: string) =>
-      insertJobRow(t.storage, id, printers[id] ?? '', status, createdAt)
+      storeJob(t.storage, id, printers[id] ?? '', { status, created_at: createdAt })
     await job(accountId, 'printed', '2026-11-23T12:00:00.000Z') // at `since`: counted
     await job(accountId, 'printed', '2026-11-24T09:00:00.000Z')
     await job(accountId, 'failed', '2026-11-24T10:00:00.000Z')

@@ -49,6 +49,12 @@ const ONBOARDING_NOTICES: Record<string, Notice> = {
 
 const NAME_PROBLEM = 'Enter a name of 1 to 200 characters.'
 
+/** The partner API's refusal, with its error code: a suspended or closed account takes no new enrollments. */
+const INACTIVE_ACCOUNT: Notice = {
+  kind: 'error',
+  text: 'account_action_not_allowed: A suspended or closed account takes no new enrollments.',
+}
+
 /** The name field of a hub's form, with its hint; `value` is what was typed (kept after a refusal). */
 const nameField = (id: string, value: string): Html =>
   html`<label for="${id}">Name</label>
@@ -199,7 +205,11 @@ ${nameField('hub-name', parts.typedName ?? '')}
           notice: { kind: 'error', text: NAME_PROBLEM },
           typedName: name,
         })
-      const asked = { accountId: userOf(request).accountId, name, ttlHours: config.enrollmentTtlHours }
+      const { accountId } = userOf(request)
+      // The partner API's rule (docs/developer-platform.md): only an active account takes enrollments.
+      if (!(await storage.accounts.isActive(accountId)))
+        return listPage(request, reply, 422, { notice: INACTIVE_ACCOUNT, typedName: name })
+      const asked = { accountId, name, ttlHours: config.enrollmentTtlHours }
       const issued = offersOnboardingLink
         ? await createEnrollment(storage.enrollments, asked, {
             publicUrl: config.publicUrl,

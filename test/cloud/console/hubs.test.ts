@@ -1,6 +1,8 @@
 import { randomUUID } from 'node:crypto'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { createEnrollment } from '../../../cloud/onboarding/new-enrollment.ts'
+import { openDatabase } from '../../../cloud/storage/database.ts'
+import { databaseLocation } from '../../../cloud/storage/storage.ts'
 import type { TestAccount } from '../test-cloud.ts'
 import { type ConsoleClient, type ConsoleHarness, startConsoleHarness } from './console-harness.ts'
 import { facts, partUnder, tableRows, textOf } from './page-text.ts'
@@ -205,6 +207,27 @@ describe('console hubs pages', () => {
     expect(await h.cloud.storage.enrollments.listPending(account.accountId, new Date())).toEqual([])
     // 200 characters is a name.
     await addHub(member, 'y'.repeat(200))
+  })
+
+  it('refuses to add a hub to a suspended account, as the partner API does', async () => {
+    const { account, member } = await freshAccount()
+    const database = await openDatabase(databaseLocation({ dataDir: h.cloud.dataDir }))
+    try {
+      await database.db
+        .updateTable('accounts')
+        .set({ state: 'suspended' })
+        .where('account_id', '=', account.accountId)
+        .execute()
+    } finally {
+      await database.db.destroy()
+    }
+    const res = await member.post('/console/hubs/enrollments', { name: 'Till 9' })
+    expect(res.statusCode).toBe(422)
+    expect(res.body).toContain(
+      '<p class="notice error" role="alert">account_action_not_allowed: A suspended or closed account takes no new enrollments.</p>',
+    )
+    expect(res.body).not.toMatch(TOKEN)
+    expect(await h.cloud.storage.enrollments.listPending(account.accountId, new Date())).toEqual([])
   })
 
   it('revokes a pending enrollment: its token no longer enrolls a hub', async () => {

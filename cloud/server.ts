@@ -88,7 +88,7 @@ export async function startCloud(
       ...externalBrokerSettings(config, {
         revokedSince: (since) => storage.agents.revokedSince(since),
         hubRevoked: (agentId) => takeRevokedHubOffline(storage, agentId),
-        hubIds: () => storage.agents.unrevokedIds(),
+        hubIds: (notSeenSince) => storage.agents.unrevokedIds(notSeenSince.toISOString()),
       }),
       limits: {
         connectTimeoutMs: config.mqttConnectTimeoutMs,

@@ -45,10 +45,11 @@ export interface ExternalBrokerOptions {
    */
   hubRevoked?(agentId: string): Promise<void>
   /**
-   * Every hub that is not revoked (storage.agents.unrevokedIds): after a reconnect each is asked to announce
-   * itself, since the presence hubs published while this node was away may have reached no one.
+   * The hubs that are not revoked and that the cloud has not heard from since `notSeenSince`
+   * (storage.agents.unrevokedIds): a while after a reconnect each is asked to announce itself, since the
+   * presence hubs published while this node was away may have reached no one.
    */
-  hubIds?(): Promise<string[]>
+  hubIds?(notSeenSince: Date): Promise<string[]>
   /** How long the broker keeps this node's session and its queued messages while the node is away (s). */
   sessionExpirySeconds?: number
 }
@@ -152,8 +153,9 @@ export async function connectExternalBroker(options: ExternalBrokerOptions): Pro
   // (their presence above all; job reports are asked again by silent-jobs.ts). After every reconnect, each
   // hub is asked to announce itself (protocol: `announce`); a first connection trusts the database.
   let connectedBefore = false
-  const askHubsToAnnounce = async () => {
-    const ids = (await options.hubIds?.()) ?? []
+  let announceTimer: NodeJS.Timeout | undefined
+  const askHubsToAnnounce = async (subscribedAt: Date) => {
+    const ids = (await options.hubIds?.(subscribedAt)) ?? []
     let asked = 0
     for (const agentId of ids) {
       if (!client.connected) break
@@ -181,10 +183,18 @@ export async function connectExternalBroker(options: ExternalBrokerOptions): Pro
         subscribed = true
         announceSubscribed()
         logger.info({ mqtt_url: options.url, client_id: options.clientId }, 'connected to the MQTT broker')
-        if (connectedBefore)
-          askHubsToAnnounce().catch((error: unknown) =>
-            logger.error({ err: error }, 'asking hubs to announce themselves failed'),
-          )
+        if (connectedBefore) {
+          // Not at once: after a broker restart most hubs come back by themselves, and a hub the cloud has heard
+          // from since this node subscribed again needs no asking (with thousands of hubs, asking them all
+          // doubled the messages of the reconnect storm).
+          const subscribedAt = new Date()
+          clearTimeout(announceTimer)
+          announceTimer = setTimeout(() => {
+            askHubsToAnnounce(subscribedAt).catch((error: unknown) =>
+              logger.error({ err: error }, 'asking hubs to announce themselves failed'),
+            )
+          }, ANNOUNCE_DELAY_MS)
+        }
         connectedBefore = true
       },
       (error: unknown) => logger.error({ err: error }, 'subscribing on the MQTT broker failed'),
@@ -295,12 +305,15 @@ export async function connectExternalBroker(options: ExternalBrokerOptions): Pro
     async close() {
       closing = true
       clearInterval(timer)
+      clearTimeout(announceTimer)
       await client.endAsync()
     },
   }
 }
 
 const FIRST_CONNECTION_MS = 15_000
+/** How long after subscribing again a node waits before asking the hubs it has not heard from to announce. */
+const ANNOUNCE_DELAY_MS = 5_000
 
 /** The first connection, so that a wrong MQTT_URL or credential stops the start with one line. */
 function firstConnection(client: MqttClient, url: string, subscribed: Promise<void>): Promise<void> {

@@ -40,8 +40,11 @@ export interface AgentRepository {
   revoke(agentId: string, now: Date): Promise<{ agent_id: string; revoked_at: string } | undefined>
   /** Hubs revoked at or after `since` (an ISO time), oldest first. */
   revokedSince(since: string): Promise<{ agent_id: string; revoked_at: string }[]>
-  /** Every hub that is not revoked (an external broker's nodes ask them all to announce themselves). */
-  unrevokedIds(): Promise<string[]>
+  /**
+   * Every hub that is not revoked or, with `notSeenSince` (an ISO time), those of them the cloud has not heard
+   * from since then (an external broker's node asks these to announce themselves after it reconnects).
+   */
+  unrevokedIds(notSeenSince?: string): Promise<string[]>
   /** Newest first. `cursor` is the id of the last agent of the previous page; unknown → undefined. */
   list(accountId: string, limit: number, cursor?: string): Promise<PageOf<Agent> | undefined>
   /** The account's hubs that are not revoked, newest first, all of them (the console lists an account's hubs). */
@@ -130,13 +133,13 @@ export function createAgentRepository({ db }: Sql): AgentRepository {
       if (sessionId !== null) update = update.where('session_id', '=', sessionId)
       return affected(await update.executeTakeFirst()) === 1
     },
-    async unrevokedIds() {
-      const rows = await db
-        .selectFrom('agents')
-        .select('agent_id')
-        .where('revoked_at', 'is', null)
-        .orderBy('agent_id')
-        .execute()
+    async unrevokedIds(notSeenSince) {
+      let query = db.selectFrom('agents').select('agent_id').where('revoked_at', 'is', null)
+      if (notSeenSince !== undefined)
+        query = query.where((eb) =>
+          eb.or([eb('last_seen_at', 'is', null), eb('last_seen_at', '<', notSeenSince)]),
+        )
+      const rows = await query.orderBy('agent_id').execute()
       return rows.map((row) => row.agent_id)
     },
     async markAllOffline() {

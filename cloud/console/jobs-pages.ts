@@ -1,11 +1,10 @@
 import type { FastifyPluginAsync, FastifyReply, FastifyRequest } from 'fastify'
 import type { PrintJobStatus } from '../../protocol/enums.ts'
-import type { Printer } from '../../protocol/printer.ts'
 import { isApiError } from '../errors.ts'
 import { cancelPrintJob, notCancellable } from '../print-jobs/cancel.ts'
 import { JobLifecycle } from '../print-jobs/lifecycle.ts'
 import type { PrintJobDetails } from '../storage/print-jobs.ts'
-import type { Storage } from '../storage/storage.ts'
+import { accountPrinters } from './account-printers.ts'
 import type { ConsoleOptions } from './console-context.ts'
 import { requireUser, userOf } from './guards.ts'
 import { jobPageBody } from './job-page-view.ts'
@@ -36,19 +35,6 @@ function cancelNotice(cancel: unknown, status: PrintJobStatus): PageParts['notic
   if (cancel !== 'refused' || isCancellable(status)) return undefined
   const refusal = notCancellable(status)
   return { kind: 'error', text: `${refusal.code}: ${refusal.message}` }
-}
-
-/** Every printer of the account (the API's list, page by page), for names and the filter. */
-async function accountPrinters(storage: Storage, accountId: string): Promise<Printer[]> {
-  const printers: Printer[] = []
-  let cursor: string | undefined
-  do {
-    const page = await storage.printers.list(accountId, 100, cursor)
-    if (!page) break
-    printers.push(...page.data)
-    cursor = page.next_cursor ?? undefined
-  } while (cursor)
-  return printers
 }
 
 /**

@@ -400,4 +400,10 @@ export const MIGRATIONS: readonly Migration[] = [
     // Named in the console (docs/console.md); clients made before have none (NULL).
     sql: () => 'ALTER TABLE api_clients ADD COLUMN name TEXT;',
   },
+  {
+    version: 17,
+    name: 'jobs by account and creation time',
+    // The console's Overview counts an account's jobs of the last 24 hours (printJobs.countByStatusSince).
+    sql: () => 'CREATE INDEX print_jobs_by_account_created ON print_jobs(account_id, created_at);',
+  },
 ]

@@ -22,7 +22,7 @@ import { COMMANDS, commandHelp, generalHelp, USAGE } from './cli/usage.ts'
 import { userCreate } from './cli/user-commands.ts'
 import { ConfigError, loadConfig } from './config.ts'
 import { createLogger } from './logging.ts'
-import { createEnrollment } from './onboarding/new-enrollment.ts'
+import { createEnrollment, isHubName } from './onboarding/new-enrollment.ts'
 import { startCloud } from './server.ts'
 import { DataDirInUseError } from './storage/data-dir-lock.ts'
 
@@ -119,6 +119,8 @@ function enrollmentCreate(args: string[]): Promise<object> {
   const { values } = parseArgs({ args, options: { account: { type: 'string' }, name: { type: 'string' } } })
   const accountId = option(values, 'account')
   const name = option(values, 'name')
+  // The partner API's and the console's rule for a hub's name.
+  if (!isHubName(name)) throw new UsageError('--name must be 1 to 200 characters, without NUL')
   const config = loadConfig()
   return withStorage(async (storage) => {
     if (!(await storage.accounts.findById(accountId))) throw new UsageError(`no account ${accountId}`)

@@ -85,6 +85,19 @@ describe('cloud CLI', () => {
     expect(JSON.parse(list.stdout).clients.map((c: { name: string }) => c.name)).toEqual(['Till app'])
   })
 
+  it('enrollment create --name: 1 to 200 characters, as the partner API and the console take', () => {
+    const DATA_DIR = newDataDir()
+    const { account_id } = JSON.parse(
+      runCli('cloud/cli.ts', ['account', 'create', '--name', 'Shop'], { DATA_DIR }).stdout,
+    )
+    const create = (name: string) =>
+      runCli('cloud/cli.ts', ['enrollment', 'create', '--account', account_id, '--name', name], { DATA_DIR })
+    expect(create('x'.repeat(200)).status).toBe(0)
+    const refused = create('x'.repeat(201))
+    expect(refused.status).toBe(2)
+    expect(refused.stderr.split('\n')[0]).toBe('cloud: --name must be 1 to 200 characters, without NUL')
+  })
+
   it('refuses unknown scopes and unknown accounts with a usage message and exit code 2', () => {
     const DATA_DIR = newDataDir()
     const bad = runCli('cloud/cli.ts', ['client', 'create', '--account', 'x', '--scopes', 'admin'], {

@@ -4,13 +4,14 @@ import { isApiError } from '../errors.ts'
 import { cancelPrintJob, notCancellable } from '../print-jobs/cancel.ts'
 import { JobLifecycle } from '../print-jobs/lifecycle.ts'
 import type { PrintJobDetails } from '../storage/print-jobs.ts'
+import { isUuid } from '../uuid.ts'
 import { accountPrinters } from './account-printers.ts'
 import type { ConsoleOptions } from './console-context.ts'
 import { requireUser, userOf } from './guards.ts'
 import { jobPageBody } from './job-page-view.ts'
 import { isCancellable, jobState, shortId } from './job-view.ts'
 import { jobsListBody } from './jobs-list-view.ts'
-import { isUuid, type JobsQuery, parseJobsQuery, STALE_PAGE } from './jobs-query.ts'
+import { type JobsQuery, parseJobsQuery, STALE_PAGE } from './jobs-query.ts'
 import type { PageParts } from './layout.ts'
 import { type SectionPageParts, sendNotFound, sendSectionPage } from './section-page.ts'
 
@@ -93,7 +94,7 @@ export const jobsPages: FastifyPluginAsync<ConsoleOptions> = async (app, { stora
 
   app.post(
     '/jobs/:id/cancel',
-    { schema: { hide: true }, onRequest: app.csrfProtection, preHandler: requireUser },
+    { schema: { hide: true }, preValidation: app.csrfProtection, preHandler: requireUser },
     async (request, reply) => {
       const { id } = request.params as { id: string }
       if (!isUuid(id)) return notFound(request, reply)

@@ -1,9 +1,5 @@
 import { PRINT_JOB_STATUSES, type PrintJobStatus } from '../../protocol/enums.ts'
-
-const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i
-
-/** Whether `text` is a UUID (an id of the API); anything else names no job or printer. */
-export const isUuid = (text: string): boolean => UUID.test(text)
+import { isUuid } from '../uuid.ts'
 
 /** The filters and page of GET /console/jobs, as the API's list takes them. */
 export interface JobsQuery {

@@ -52,14 +52,8 @@ const plugin: FastifyPluginAsync<SessionSupportOptions> = async (app, { storage,
     store: new DatabaseSessionStore(storage.consoleSessions, () => clock.now(), idleMs),
   })
   await app.register(csrfProtection, { sessionPlugin: '@fastify/session' })
-  // A form's token is in its body, which is not parsed yet at onRequest: a route that names csrfProtection as
-  // an onRequest hook (as the plugin's README shows, for tokens in headers) gets it at preValidation instead.
-  app.addHook('onRoute', (route) => {
-    const onRequest = [route.onRequest ?? []].flat()
-    if (!onRequest.includes(app.csrfProtection)) return
-    route.onRequest = onRequest.filter((hook) => hook !== app.csrfProtection)
-    route.preValidation = [app.csrfProtection, ...[route.preValidation ?? []].flat()]
-  })
+  // Form routes name app.csrfProtection as a preValidation hook: the token is in the body, which is not parsed
+  // yet at onRequest (where the plugin's README puts it, for tokens in headers).
 
   app.decorateRequest('consoleUser', null)
   app.addHook('onRequest', async (request: FastifyRequest) => {

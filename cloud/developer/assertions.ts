@@ -9,6 +9,7 @@ import {
 } from 'jose'
 import type { Application } from '../storage/applications.ts'
 import type { Storage } from '../storage/storage.ts'
+import { isUuid } from '../uuid.ts'
 
 /**
  * Application assertions (spec: Authentication, model 2), shaped as RFC 7523 §3 JWT bearer assertions:
@@ -19,7 +20,6 @@ import type { Storage } from '../storage/storage.ts'
 export const ASSERTION_MAX_LIFETIME_SECONDS = 600
 export const ASSERTION_CLOCK_SKEW_SECONDS = 60
 const MAX_JTI_LENGTH = 256
-const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i
 /** A key id as stored: printable ASCII (a JWK's own kid, or a base64url thumbprint). */
 const KID = /^[\x20-\x7e]{1,200}$/
 /** jti values the service stores: no control characters. */
@@ -85,7 +85,7 @@ export async function verifyAssertion(assertion: string, check: AssertionCheck):
     throw new AssertionRefused('iss (the app id) is missing')
   }
   // App ids are UUIDs; anything else names no application (and is never sent to the database).
-  const application = UUID.test(unverified.iss)
+  const application = isUuid(unverified.iss)
     ? await check.storage.applications.findById(unverified.iss)
     : undefined
   if (!application) throw new AssertionRefused('iss names no application')

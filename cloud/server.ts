@@ -79,6 +79,7 @@ export async function startCloud(
       config.mqttTlsCertFile && config.mqttTlsKeyFile
         ? { cert: readFileSync(config.mqttTlsCertFile), key: readFileSync(config.mqttTlsKeyFile) }
         : undefined
+    let hubMessagesHandled = async () => {} // the dispatcher's, once it exists
     const broker = await startBroker({
       host: config.host,
       port: config.mqttPort,
@@ -88,7 +89,12 @@ export async function startCloud(
       ...externalBrokerSettings(config, {
         revokedSince: (since) => storage.agents.revokedSince(since),
         hubRevoked: (agentId) => takeRevokedHubOffline(storage, agentId),
-        hubIds: (notSeenSince) => storage.agents.unrevokedIds(notSeenSince.toISOString()),
+        // Once this node has handled the hub messages it already received: in a reconnect storm they wait in
+        // its queue, and a hub asked before its presence is recorded would send it all again.
+        hubIds: async (notSeenSince) => {
+          await hubMessagesHandled()
+          return storage.agents.unrevokedIds(notSeenSince.toISOString())
+        },
       }),
       limits: {
         connectTimeoutMs: config.mqttConnectTimeoutMs,
@@ -124,6 +130,7 @@ export async function startCloud(
       cancelConfirmTimeoutMs: config.cancelConfirmTimeoutMs,
       onState: (agentId, state) => rollout.stateReported(agentId, state),
     })
+    hubMessagesHandled = () => dispatcher.handled()
     await dispatcher.start()
     cleanups.push(() => dispatcher.stop())
     const silentJobs = new SilentJobs({

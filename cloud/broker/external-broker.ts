@@ -45,9 +45,10 @@ export interface ExternalBrokerOptions {
    */
   hubRevoked?(agentId: string): Promise<void>
   /**
-   * The hubs that are not revoked and that the cloud has not heard from since `notSeenSince`
-   * (storage.agents.unrevokedIds): a while after a reconnect each is asked to announce itself, since the
-   * presence hubs published while this node was away may have reached no one.
+   * The hubs that are not revoked and that are offline or that the cloud has not heard from since
+   * `notSeenSince` (storage.agents.unrevokedIds): a while after a reconnect each is asked to announce itself,
+   * since the presence hubs published while this node was away may have reached no one (and the last wills of
+   * their old sessions, queued for this node, took them offline).
    */
   hubIds?(notSeenSince: Date): Promise<string[]>
   /** How long the broker keeps this node's session and its queued messages while the node is away (s). */

@@ -58,6 +58,11 @@ export class Dispatcher {
     )
   }
 
+  /** Resolves once every hub message received so far has been handled (or failed and awaits its retry). */
+  handled(): Promise<void> {
+    return this.#retry.settled()
+  }
+
   get lifecycle(): JobLifecycle {
     return this.#lifecycle
   }
@@ -237,7 +242,6 @@ export class Dispatcher {
 
   async #presence(agentId: string, presence: HubPayload<'presence'>): Promise<void> {
     const { storage, logger } = this.#o
-    if (!(await storage.agents.findById(agentId))) return
     const at = new Date().toISOString()
     if (!presence.online) {
       if (await storage.agents.markOffline(agentId, presence.session, at)) {
@@ -246,7 +250,8 @@ export class Dispatcher {
       }
       return
     }
-    await storage.agents.markOnline(agentId, presence.session, at)
+    // A revoked hub (or an id no hub has) is not marked online, nor offered anything.
+    if (!(await storage.agents.markOnline(agentId, presence.session, at))) return
     const unfinished = await storage.printJobs.unfinishedForAgent(agentId)
     logger.info({ agent_id: agentId, reoffered: unfinished.length }, 'hub online')
     for (const job of unfinished) {
@@ -258,10 +263,9 @@ export class Dispatcher {
 
   async #state(agentId: string, state: HubPayload<'state'>): Promise<void> {
     const { storage } = this.#o
-    const agent = await storage.agents.findById(agentId)
-    if (!agent) return
     const at = new Date().toISOString()
-    await storage.agents.setReportedVersion(agentId, state.agent_version, at)
+    const agent = await storage.agents.setReportedVersion(agentId, state.agent_version, at)
+    if (!agent) return
     await storage.printers.syncFromHub(agent.account_id, agentId, state.printers, at, agent.online)
     await this.#o.onState?.(agentId, state)
   }

@@ -39,6 +39,14 @@ export class HandlerRetry {
     return this.#track(this.#attempt({ topic, agentId, latestKey, payload, handle, generation }, 1))
   }
 
+  /**
+   * Resolves once the attempts running now have ended (not those started later, nor retries waiting for
+   * their delay): every message received so far has been handled once.
+   */
+  async settled(): Promise<void> {
+    await Promise.all(this.#running)
+  }
+
   /** No further attempts; resolves once those already running have ended. */
   async stop(): Promise<void> {
     this.#stopped = true

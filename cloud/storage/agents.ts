@@ -25,9 +25,9 @@ export interface AgentRepository {
   findById(agentId: string): Promise<(Agent & { account_id: string }) | undefined>
   /**
    * The hub connected with this MQTT session. Not a revoked hub: its `online` message may be handled after
-   * the revocation cut it off.
+   * the revocation cut it off. Returns whether it applied (false: no such hub, or revoked).
    */
-  markOnline(agentId: string, sessionId: string, at: string): Promise<void>
+  markOnline(agentId: string, sessionId: string, at: string): Promise<boolean>
   /**
    * The hub's session ended. Only the current session may take the hub offline: the last will of an old
    * connection that arrives after the hub reconnected changes nothing. Returns whether it went offline.
@@ -35,14 +35,23 @@ export interface AgentRepository {
   markOffline(agentId: string, sessionId: string | null, at: string): Promise<boolean>
   /** After a restart of the embedded broker every session is gone. */
   markAllOffline(): Promise<void>
-  setReportedVersion(agentId: string, version: string, at: string): Promise<void>
+  /**
+   * The hub reported its state, running `version`: returns its account and whether it is online, as one
+   * statement (undefined: no such hub), since every connect of every hub reports its state.
+   */
+  setReportedVersion(
+    agentId: string,
+    version: string,
+    at: string,
+  ): Promise<{ account_id: string; online: boolean } | undefined>
   /** Revokes the hub's credential; undefined when there is no such hub. Revoking twice keeps the first time. */
   revoke(agentId: string, now: Date): Promise<{ agent_id: string; revoked_at: string } | undefined>
   /** Hubs revoked at or after `since` (an ISO time), oldest first. */
   revokedSince(since: string): Promise<{ agent_id: string; revoked_at: string }[]>
   /**
-   * Every hub that is not revoked or, with `notSeenSince` (an ISO time), those of them the cloud has not heard
-   * from since then (an external broker's node asks these to announce themselves after it reconnects).
+   * Every hub that is not revoked or, with `notSeenSince` (an ISO time), those of them that are offline or that
+   * the cloud has not heard from since then (an external broker's node asks these to announce themselves after
+   * it reconnects: a last will handled since then does not count, as the hub may have connected again).
    */
   unrevokedIds(notSeenSince?: string): Promise<string[]>
   /** Newest first. `cursor` is the id of the last agent of the previous page; unknown → undefined. */
@@ -118,12 +127,13 @@ export function createAgentRepository({ db }: Sql): AgentRepository {
       return row && { ...toAgent(row), account_id: row.account_id }
     },
     async markOnline(agentId, sessionId, at) {
-      await db
+      const result = await db
         .updateTable('agents')
         .set({ online: 1, session_id: sessionId, last_seen_at: at })
         .where('agent_id', '=', agentId)
         .where('revoked_at', 'is', null)
-        .execute()
+        .executeTakeFirst()
+      return affected(result) === 1
     },
     async markOffline(agentId, sessionId, at) {
       let update = db
@@ -137,7 +147,11 @@ export function createAgentRepository({ db }: Sql): AgentRepository {
       let query = db.selectFrom('agents').select('agent_id').where('revoked_at', 'is', null)
       if (notSeenSince !== undefined)
         query = query.where((eb) =>
-          eb.or([eb('last_seen_at', 'is', null), eb('last_seen_at', '<', notSeenSince)]),
+          eb.or([
+            eb('online', '=', 0),
+            eb('last_seen_at', 'is', null),
+            eb('last_seen_at', '<', notSeenSince),
+          ]),
         )
       const rows = await query.orderBy('agent_id').execute()
       return rows.map((row) => row.agent_id)
@@ -146,11 +160,13 @@ export function createAgentRepository({ db }: Sql): AgentRepository {
       await db.updateTable('agents').set({ online: 0 }).where('online', '=', 1).execute()
     },
     async setReportedVersion(agentId, reported, at) {
-      await db
+      const row = await db
         .updateTable('agents')
         .set({ version: reported, last_seen_at: at })
         .where('agent_id', '=', agentId)
-        .execute()
+        .returning(['account_id', 'online'])
+        .executeTakeFirst()
+      return row && { account_id: row.account_id, online: row.online === 1 }
     },
     async insert(agent) {
       const row = {

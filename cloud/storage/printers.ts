@@ -121,48 +121,50 @@ export function createPrinterRepository(sql: Sql): PrinterRepository {
           .execute()
         return { removed: true, printer_id: printerId, account_id: printer.account_id, removed_at: at }
       }),
-    syncFromHub: (accountId, agentId, printers, at, agentOnline) =>
-      inTransaction(sql, async (tx) => {
-        const ids: string[] = []
-        for (const p of printers) {
-          const printerId = printerIdFor(agentId, p.key)
-          ids.push(printerId)
-          await tx.db
-            .insertInto('printers')
-            .values({
-              printer_id: printerId,
-              account_id: accountId,
-              agent_id: agentId,
-              name: p.name,
-              capabilities: JSON.stringify(p.capabilities),
-              online: agentOnline ? 1 : 0,
-              last_seen_at: at,
-              created_at: at,
-              printer_key: p.key,
-              uri: p.uri,
-              health: JSON.stringify(p.health),
-            })
-            .onConflict((conflict) =>
-              conflict.column('printer_id').doUpdateSet((eb) => ({
-                name: eb.ref('excluded.name'),
-                capabilities: eb.ref('excluded.capabilities'),
-                online: eb.ref('excluded.online'),
-                last_seen_at: eb.ref('excluded.last_seen_at'),
-                uri: eb.ref('excluded.uri'),
-                health: eb.ref('excluded.health'),
-                removed_at: null,
-              })),
-            )
-            .execute()
-        }
-        let others = tx.db
-          .updateTable('printers')
-          .set({ online: 0 })
-          .where('agent_id', '=', agentId)
-          .where('online', '=', 1)
-        if (ids.length > 0) others = others.where('printer_id', 'not in', ids)
-        await others.execute()
-      }),
+    async syncFromHub(accountId, agentId, printers, at, agentOnline) {
+      // Two statements, no transaction: every hub reports its state on each connect, so a reconnect storm of
+      // thousands of hubs costs the database two round trips per hub rather than four (BEGIN and COMMIT).
+      // A report names all of the hub's printers, so one cut short (the node died between the statements)
+      // leaves at worst a printer it no longer reports offline, and the next report completes it.
+      const ids = printers.map((p) => printerIdFor(agentId, p.key))
+      let others = db
+        .updateTable('printers')
+        .set({ online: 0 })
+        .where('agent_id', '=', agentId)
+        .where('online', '=', 1)
+      if (ids.length > 0) others = others.where('printer_id', 'not in', ids)
+      await others.execute()
+      if (printers.length === 0) return
+      await db
+        .insertInto('printers')
+        .values(
+          printers.map((p, i) => ({
+            printer_id: ids[i]!,
+            account_id: accountId,
+            agent_id: agentId,
+            name: p.name,
+            capabilities: JSON.stringify(p.capabilities),
+            online: agentOnline ? 1 : 0,
+            last_seen_at: at,
+            created_at: at,
+            printer_key: p.key,
+            uri: p.uri,
+            health: JSON.stringify(p.health),
+          })),
+        )
+        .onConflict((conflict) =>
+          conflict.column('printer_id').doUpdateSet((eb) => ({
+            name: eb.ref('excluded.name'),
+            capabilities: eb.ref('excluded.capabilities'),
+            online: eb.ref('excluded.online'),
+            last_seen_at: eb.ref('excluded.last_seen_at'),
+            uri: eb.ref('excluded.uri'),
+            health: eb.ref('excluded.health'),
+            removed_at: null,
+          })),
+        )
+        .execute()
+    },
     async setAgentPrintersOffline(agentId, at) {
       await db
         .updateTable('printers')

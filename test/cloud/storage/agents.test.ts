@@ -1,7 +1,10 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest'
 import { ENGINES, storageEngine, type TestStorage } from './engines.ts'
 
-/** agents.unrevokedIds (an external broker's nodes ask these hubs to announce themselves), on both engines. */
+/**
+ * agents.unrevokedIds (an external broker's nodes ask these hubs to announce themselves), and the writes each
+ * connect of a hub makes (presence online, state report), on both engines.
+ */
 describe.each(ENGINES)('hubs on %s', (engine) => {
   const engineUnderTest = storageEngine(engine)
   let t: TestStorage
@@ -23,7 +26,7 @@ describe.each(ENGINES)('hubs on %s', (engine) => {
     expect((await t.storage.agents.unrevokedIds()).sort()).toEqual([ids[0], ids[2], ids[3]].sort())
   })
 
-  it('leaves out, when asked, the hubs heard from since a time', async () => {
+  it('leaves out, when asked, the hubs online and heard from since a time (not one whose last will came since)', async () => {
     const accountId = (await t.storage.accounts.create('Shop')).account_id
     const hub = async () => (await t.storage.agents.insert({ account_id: accountId, name: 'hub' })).agent_id
     const [never, before, at, after, offlineAfter] = [
@@ -38,6 +41,40 @@ describe.each(ENGINES)('hubs on %s', (engine) => {
     await t.storage.agents.markOnline(at!, 's2', since)
     await t.storage.agents.markOnline(after!, 's3', '2026-11-24T12:00:05.000Z')
     await t.storage.agents.markOffline(offlineAfter!, null, '2026-11-24T12:00:06.000Z')
-    expect((await t.storage.agents.unrevokedIds(since)).sort()).toEqual([never, before].sort())
+    // After a broker restart a node handles the last wills of the hubs' old sessions: a hub whose new presence
+    // was lost (published before the node subscribed again) is offline, and must be asked all the same.
+    expect((await t.storage.agents.unrevokedIds(since)).sort()).toEqual([never, before, offlineAfter].sort())
+  })
+
+  it('marks a hub online only while it is not revoked, and says whether it did', async () => {
+    const accountId = (await t.storage.accounts.create('Shop')).account_id
+    const kept = (await t.storage.agents.insert({ account_id: accountId, name: 'hub' })).agent_id
+    const revoked = (await t.storage.agents.insert({ account_id: accountId, name: 'old hub' })).agent_id
+    await t.storage.agents.revoke(revoked, new Date())
+    const at = '2026-11-24T12:00:00.000Z'
+    expect(await t.storage.agents.markOnline(kept, 's1', at)).toBe(true)
+    expect(await t.storage.agents.markOnline(revoked, 's2', at)).toBe(false)
+    expect(await t.storage.agents.markOnline('00000000-0000-4000-8000-000000000000', 's3', at)).toBe(false)
+    expect((await t.storage.agents.findById(kept))?.online).toBe(true)
+    expect((await t.storage.agents.findById(revoked))?.online).toBe(false)
+  })
+
+  it("records a reported version and answers with the hub's account and presence", async () => {
+    const accountId = (await t.storage.accounts.create('Shop')).account_id
+    const hub = (await t.storage.agents.insert({ account_id: accountId, name: 'hub' })).agent_id
+    const at = '2026-11-24T12:00:00.000Z'
+    expect(await t.storage.agents.setReportedVersion(hub, '1.2.3', at)).toEqual({
+      account_id: accountId,
+      online: false,
+    })
+    await t.storage.agents.markOnline(hub, 's1', at)
+    expect(await t.storage.agents.setReportedVersion(hub, '1.2.4', at)).toEqual({
+      account_id: accountId,
+      online: true,
+    })
+    expect(await t.storage.agents.findById(hub)).toMatchObject({ version: '1.2.4', last_seen_at: at })
+    expect(
+      await t.storage.agents.setReportedVersion('00000000-0000-4000-8000-000000000000', '1.2.4', at),
+    ).toBeUndefined()
   })
 })

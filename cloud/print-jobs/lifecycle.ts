@@ -95,18 +95,13 @@ export class JobLifecycle {
     log = this.#log,
   ): Promise<boolean> {
     const applied = await this.#jobs.apply(printJobId, JOB_RULES[event], change)
-    if (applied && log) await this.#logApplied(printJobId, event, change, log)
-    return applied
-  }
-
-  async #logApplied(printJobId: string, event: JobEvent, change: StatusChange, log: JobLog): Promise<void> {
-    const job = await this.#jobs.dispatchable(printJobId)
-    const failureReason = job?.status === 'failed' ? job.failure_reason : undefined
-    log.info(
+    if (!applied) return false
+    const failureReason = applied.status === 'failed' ? applied.failure_reason : undefined
+    log?.info(
       {
         print_job_id: printJobId,
-        printer_id: job?.printer_id,
-        status: job?.status,
+        printer_id: applied.printer_id,
+        status: applied.status,
         ...(failureReason && { failure_reason: failureReason }),
         ...(event === 'wait' && { waiting_reason: change.waiting_reason }),
         ...((event === 'requestCancel' || event === 'requestExpiry') && {
@@ -115,6 +110,7 @@ export class JobLifecycle {
       },
       failureReason === 'expired' ? 'print job expired' : LOG_MESSAGES[event],
     )
+    return true
   }
 
   /** Records that the job goes to its hub; `missed`: only if it was never offered (the sweep's claim). */

@@ -1,7 +1,7 @@
 import { PRINT_JOB_STATUSES, type PrintJobStatus } from '../../protocol/enums.ts'
 import type { PageOf } from '../../protocol/pagination.ts'
 import { PRINT_OPTION_KEYS, type PrintJob, type ResolvedPrintOptions } from '../../protocol/print-job.ts'
-import { affected, forUpdate, inTransaction, type Sql } from './engine.ts'
+import { forUpdate, inTransaction, type Sql } from './engine.ts'
 import { pageAfter } from './paging.ts'
 
 export interface PrintJobFilter {
@@ -54,6 +54,13 @@ export interface JobHandoff {
   cancel_reason: 'cancelled' | 'expired' | null
 }
 
+/** A job as a lifecycle change left it. */
+export interface AppliedChange {
+  printer_id: string
+  status: PrintJobStatus
+  failure_reason: string | null
+}
+
 export interface PrintJobRepository {
   /** A job of any account, with its hub; for the dispatcher, never for account clients. */
   dispatchable(printJobId: string): Promise<DispatchableJob | undefined>
@@ -62,9 +69,9 @@ export interface PrintJobRepository {
   /**
    * Applies a lifecycle rule as one compare-and-set: only if the job's status is one of `rule.from` and its
    * condition holds, it moves to `rule.to` (if any) and records `change` where nothing was recorded yet.
-   * Returns false (changing nothing) otherwise.
+   * Returns the job as it is now (what its log line names), or undefined (changing nothing) otherwise.
    */
-  apply(printJobId: string, rule: JobRuleSpec, change: StatusChange): Promise<boolean>
+  apply(printJobId: string, rule: JobRuleSpec, change: StatusChange): Promise<AppliedChange | undefined>
   /**
    * Pending jobs created before `cutoff` that no hub was offered although their hub is online (an offer that
    * failed to go out), oldest first, at most `limit`.
@@ -232,7 +239,8 @@ export function createPrintJobRepository(sql: Sql): PrintJobRepository {
       if (rule.when === 'no_cancel_requested') update = update.where('cancel_requested_at', 'is', null)
       if (rule.when === 'unoffered')
         update = update.where('offered_at', 'is', null).where('cancel_requested_at', 'is', null)
-      return affected(await update.executeTakeFirst()) === 1
+      const row = await update.returning(['printer_id', 'status', 'failure_reason']).executeTakeFirst()
+      return row && { ...row, status: row.status as PrintJobStatus }
     },
     async pendingSince(cutoff, limit) {
       const rows = await db

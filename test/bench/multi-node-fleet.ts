@@ -103,6 +103,7 @@ export async function startFleet(options: {
         hubs: options.hubs.filter((_, i) => i % count === index),
         printer: options.printer,
         startsPerSecond: options.startsPerSecond / count,
+        sourceAddress: `127.0.0.${2 + index}`,
       })
     })
   } catch (error) {

@@ -1,7 +1,10 @@
+import pLimit, { type LimitFunction } from 'p-limit'
 import type { Logger } from 'pino'
 
 const MAX_DELAY_MS = 60_000
 const MAX_ATTEMPTS = 20
+/** Handlers running at once: a few per connection of the database pool (pg's default is 10). */
+const DEFAULT_CONCURRENCY = 32
 
 /** The few fields of a hub message that identify it in a log line (never a credential: hubs send none). */
 function summary(payload: object): Record<string, unknown> {
@@ -17,6 +20,12 @@ function summary(payload: object): Record<string, unknown> {
  * and the message and never escapes, and handles the message again later with a doubling delay. Messages that
  * only matter while they are a hub's latest (presence, state) share a key: a retry yields to a newer message
  * with the same key. Others (job reports, each a compare-and-set) are all retried.
+ *
+ * At most `concurrency` handlers run at once, the others wait in arrival order: in a reconnect storm
+ * thousands of hubs' messages arrive within seconds, and starting every handler at once queued tens of
+ * thousands of queries on the database pool (whose queue then cost the node a sixth of its time: measured,
+ * multi-node benchmark) and left API requests behind them. A presence or state waiting behind a newer one of
+ * the same hub is dropped when its turn comes.
  */
 export class HandlerRetry {
   readonly #logger: Logger
@@ -25,23 +34,25 @@ export class HandlerRetry {
   readonly #timers = new Set<NodeJS.Timeout>()
   /** Attempts still running: stop() waits for them, so that none touches storage after it was closed. */
   readonly #running = new Set<Promise<void>>()
+  readonly #limit: LimitFunction
   #generation = 0
   #stopped = false
 
-  constructor(logger: Logger, baseMs = 1000) {
+  constructor(logger: Logger, baseMs = 1000, concurrency = DEFAULT_CONCURRENCY) {
     this.#logger = logger
     this.#baseMs = baseMs
+    this.#limit = pLimit(concurrency)
   }
 
   run(topic: string, agentId: string, latestKey: string | null, payload: object, handle: () => unknown) {
     const generation = ++this.#generation
     if (latestKey !== null) this.#latest.set(latestKey, generation)
-    return this.#track(this.#attempt({ topic, agentId, latestKey, payload, handle, generation }, 1))
+    return this.#track(() => this.#attempt({ topic, agentId, latestKey, payload, handle, generation }, 1))
   }
 
   /**
-   * Resolves once the attempts running now have ended (not those started later, nor retries waiting for
-   * their delay): every message received so far has been handled once.
+   * Resolves once the attempts accepted so far, running or waiting their turn, have ended (not those accepted
+   * later, nor retries waiting for their delay): every message received so far has been handled once.
    */
   async settled(): Promise<void> {
     await Promise.all(this.#running)
@@ -55,11 +66,12 @@ export class HandlerRetry {
     await Promise.all(this.#running)
   }
 
-  /** `attempt` never rejects: a failure is logged and retried. */
-  #track(attempt: Promise<void>): Promise<void> {
-    this.#running.add(attempt)
-    void attempt.then(() => this.#running.delete(attempt))
-    return attempt
+  /** `attempt` never rejects: a failure is logged and retried. It runs when a turn is free. */
+  #track(attempt: () => Promise<void>): Promise<void> {
+    const running = this.#limit(attempt)
+    this.#running.add(running)
+    void running.then(() => this.#running.delete(running))
+    return running
   }
 
   async #attempt(
@@ -88,7 +100,7 @@ export class HandlerRetry {
       this.#logger.error({ ...log, retry_in_ms: delay }, 'hub message handler failed')
       const timer = setTimeout(() => {
         this.#timers.delete(timer)
-        void this.#track(this.#attempt(message, attempt + 1))
+        void this.#track(() => this.#attempt(message, attempt + 1))
       }, delay)
       timer.unref()
       this.#timers.add(timer)

@@ -11,7 +11,7 @@ function gate() {
   return { open, opened }
 }
 
-describe('hub message handling, settled', () => {
+describe('hub message handling', () => {
   it('waits for the handlers running when asked, not for those that start later', async () => {
     const retry = new HandlerRetry(pino({ level: 'silent' }))
     const first = gate()
@@ -48,6 +48,44 @@ describe('hub message handling, settled', () => {
     })
     await retry.settled()
     expect(attempts).toBe(1)
+    await retry.stop()
+  })
+
+  it('runs at most its concurrency of handlers at once, the others in arrival order', async () => {
+    const retry = new HandlerRetry(pino({ level: 'silent' }), 1000, 2)
+    const gates = [gate(), gate(), gate(), gate()]
+    const started: number[] = []
+    gates.forEach((g, i) => {
+      void retry.run('job-ack', `hub-${i}`, null, {}, async () => {
+        started.push(i)
+        await g.opened
+      })
+    })
+    await new Promise((resolve) => setTimeout(resolve, 20))
+    expect(started).toEqual([0, 1])
+    gates[1]!.open()
+    await new Promise((resolve) => setTimeout(resolve, 20))
+    expect(started).toEqual([0, 1, 2])
+    gates[0]!.open()
+    gates[2]!.open()
+    gates[3]!.open()
+    await retry.settled()
+    expect(started).toEqual([0, 1, 2, 3])
+    await retry.stop()
+  })
+
+  it('drops a waiting presence once a newer one of the same hub arrived, and handles the newer', async () => {
+    const retry = new HandlerRetry(pino({ level: 'silent' }), 1000, 1)
+    const busy = gate()
+    const handled: string[] = []
+    void retry.run('job-ack', 'hub-a', null, {}, () => busy.opened)
+    for (const session of ['s1', 's2'])
+      void retry.run('presence', 'hub-b', 'hub-b/presence', { session }, () => {
+        handled.push(session)
+      })
+    busy.open()
+    await retry.settled()
+    expect(handled).toEqual(['s2'])
     await retry.stop()
   })
 })

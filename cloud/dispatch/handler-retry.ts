@@ -23,9 +23,8 @@ function summary(payload: object): Record<string, unknown> {
  *
  * At most `concurrency` handlers run at once, the others wait in arrival order: in a reconnect storm
  * thousands of hubs' messages arrive within seconds, and starting every handler at once queued tens of
- * thousands of queries on the database pool (whose queue then cost the node a sixth of its time: measured,
- * multi-node benchmark) and left API requests behind them. A presence or state waiting behind a newer one of
- * the same hub is dropped when its turn comes.
+ * thousands of queries on the database pool (whose queue alone then took 6% of the node’s time: measured,
+ * multi-node benchmark) and left API requests behind them.
  */
 export class HandlerRetry {
   readonly #logger: Logger
@@ -86,7 +85,11 @@ export class HandlerRetry {
     attempt: number,
   ): Promise<void> {
     const { topic, agentId, latestKey, payload, handle, generation } = message
-    if (this.#stopped || (latestKey !== null && this.#latest.get(latestKey) !== generation)) return
+    // Only a retry yields to a newer message: a first attempt always runs, in arrival order, even when a newer
+    // one came while it waited its turn (a hub's online presence followed by its old session's last will must
+    // both be handled: the session they name decides, cloud/storage/agents.ts).
+    if (this.#stopped || (attempt > 1 && latestKey !== null && this.#latest.get(latestKey) !== generation))
+      return
     try {
       await handle()
       if (latestKey !== null && this.#latest.get(latestKey) === generation) this.#latest.delete(latestKey)

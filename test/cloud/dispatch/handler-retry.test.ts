@@ -74,18 +74,19 @@ describe('hub message handling', () => {
     await retry.stop()
   })
 
-  it('drops a waiting presence once a newer one of the same hub arrived, and handles the newer', async () => {
+  it('handles every waiting presence in arrival order, also one a newer message of its hub follows', async () => {
     const retry = new HandlerRetry(pino({ level: 'silent' }), 1000, 1)
     const busy = gate()
     const handled: string[] = []
     void retry.run('job-ack', 'hub-a', null, {}, () => busy.opened)
-    for (const session of ['s1', 's2'])
-      void retry.run('presence', 'hub-b', 'hub-b/presence', { session }, () => {
-        handled.push(session)
+    // The hub's new session said online, then its old session's last will arrived: both count.
+    for (const presence of ['online s2', 'offline s1'])
+      void retry.run('presence', 'hub-b', 'hub-b/presence', { presence }, () => {
+        handled.push(presence)
       })
     busy.open()
     await retry.settled()
-    expect(handled).toEqual(['s2'])
+    expect(handled).toEqual(['online s2', 'offline s1'])
     await retry.stop()
   })
 })

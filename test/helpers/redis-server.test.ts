@@ -1,5 +1,5 @@
 import { spawn } from 'node:child_process'
-import { existsSync, readFileSync } from 'node:fs'
+import { existsSync, readFileSync, rmSync } from 'node:fs'
 import { connect } from 'node:net'
 import path from 'node:path'
 import { afterEach, describe, expect, it } from 'vitest'
@@ -78,7 +78,7 @@ describe('redis-server test peer', () => {
     const script = [
       `const { startRedisServer } = await import(${JSON.stringify(path.join(import.meta.dirname, 'redis-server.ts'))})`,
       'const server = await startRedisServer()',
-      'console.log(server.port)',
+      'console.log(JSON.stringify({ port: server.port, dir: server.dir }))',
       "process.kill(process.pid, 'SIGKILL')",
     ].join('\n')
     const child = spawn(process.execPath, ['--import', 'tsx', '--input-type=module', '-e', script], {
@@ -90,9 +90,11 @@ describe('redis-server test peer', () => {
     })
     const signal = await new Promise((resolve) => child.once('exit', (_code, signal) => resolve(signal)))
     expect(signal).toBe('SIGKILL')
-    const port = Number(output.trim())
+    const { port, dir } = JSON.parse(output) as { port: number; dir: string }
     expect(port).toBeGreaterThan(0)
     await expect.poll(() => acceptsConnections(port)).toBe(false)
+    // The killed process could not remove its directory: this test does, so that none is left in /tmp.
+    rmSync(dir, { recursive: true, force: true })
   })
 
   it('starts again on the port of a stopped server', async () => {

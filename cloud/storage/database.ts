@@ -5,12 +5,15 @@ import {
   Kysely,
   PostgresDialect,
   SqliteDialect,
+  type SqliteDatabase as SqliteDialectDatabase,
   SqliteDriver,
 } from 'kysely'
 import pg from 'pg'
 import type { Engine, Sql } from './engine.ts'
 import { MIGRATIONS, type Migration, migrationSql } from './migrations.ts'
+import { preparingPool } from './postgres-prepared.ts'
 import type { Database as Schema } from './schema.ts'
+import { withStatementCache } from './sqlite-statements.ts'
 
 export type SqliteDatabase = Database.Database
 
@@ -59,7 +62,7 @@ export async function openDatabase(
     await pool.end()
     throw error
   }
-  const db = new Kysely<Schema>({ dialect: new PostgresDialect({ pool }) })
+  const db = new Kysely<Schema>({ dialect: new PostgresDialect({ pool: preparingPool(pool) }) })
   return { db, engine: 'postgres', close: () => db.destroy() }
 }
 
@@ -193,10 +196,11 @@ export async function schemaVersion(sql: Sql): Promise<number> {
  * fail half-way with SQLITE_BUSY when another process (the CLI) wrote in between.
  */
 class ImmediateSqliteDialect extends SqliteDialect {
-  readonly #database: SqliteDatabase
+  readonly #database: SqliteDialectDatabase
   constructor(database: SqliteDatabase) {
-    super({ database })
-    this.#database = database
+    const cached = withStatementCache(database)
+    super({ database: cached })
+    this.#database = cached
   }
   override createDriver() {
     return new ImmediateSqliteDriver({ database: this.#database })

@@ -8,6 +8,7 @@ import { startPostgres } from '../helpers/postgres-server.ts'
 import { startRedisServer } from '../helpers/redis-server.ts'
 import { tempDir } from '../helpers/temp-dir.ts'
 import { rssOf } from './hub-footprint.ts'
+import { tcpExtCounters, tcpExtGrowth } from './kernel-counters.ts'
 import { startBenchMosquitto } from './multi-node-broker.ts'
 import { type BenchDatabase, openBenchDatabase } from './multi-node-database.ts'
 import { createJobs, type Dispatch, type JobTarget } from './multi-node-dispatch.ts'
@@ -26,7 +27,8 @@ import { formatSummary, type Summary, summarize } from './stats.ts'
  *   c. after the broker restarts (Mosquitto; for the embedded node, the node itself, since the broker runs
  *      in it), the time until every hub has reconnected (connected, subscribed, presence acknowledged), the
  *      hubs backing off with the real hub's exponential backoff and full jitter; and until the cloud has
- *      marked every hub online in its database;
+ *      marked every hub online in its database; with the handshakes this machine's kernel dropped because the
+ *      broker's accept queue was full (Mosquitto 2.0 listens with a backlog of 100), which set the tail;
  *   d. jobs dispatched per second to many connected hubs: POST /api/v1/print-jobs (one uploaded document,
  *      printers of every hub in turn, the two nodes in turn) → the job's offer received by its hub; the rate
  *      is jobs over the time from the first request sent to the last offer received.
@@ -83,6 +85,8 @@ interface Figures {
     reasons: string
     failedWhileUp: number
     backFromUp: Summary
+    /** This machine's handshakes dropped by a full accept queue, and SYNs sent again, over the reconnect. */
+    kernel: Record<string, number> | undefined
   }
   dispatch: Dispatch
   /** The cloud nodes' warnings and errors over the run, by message. */
@@ -144,12 +148,14 @@ async function reconnectAll(
 ) {
   const { retries: before, connected: wanted, reasons: reasonsBefore } = await fleet.status()
   await fleet.mark()
+  const kernelBefore = tcpExtCounters()
   const { stopAt, downAt, upAt } = await restart()
   // Bounded: every hub that was connected before, back and connected.
   const back = await fleet
     .until((s) => s.connectedSinceMark >= wanted && s.connected >= wanted, RECONNECT_BOUND_MS)
     .catch(() => fleet.status())
   const allBack = back.connectedSinceMark >= wanted
+  const kernel = tcpExtGrowth(kernelBefore, ['ListenOverflows', 'TCPSynRetrans'])
   const { connectedAt, lostAt } = await fleet.sinceMark()
   // Bounded: a presence the cloud never receives leaves its hub offline in the database until it reconnects.
   const since = new Date(downAt).toISOString()
@@ -177,6 +183,7 @@ async function reconnectAll(
     failedWhileUp: lostAt.filter((at) => at >= upAt).length,
     /** Seconds from listening again to each hub's reconnect (0 for those that reconnected before). */
     backFromUp: summarize(connectedAt.map((at) => Math.max(0, at - upAt) / 1000)),
+    kernel,
   }
 }
 
@@ -437,6 +444,18 @@ function report(limit: number, e: Figures, m: Figures): void {
       '   of which seen after it listened again',
       String(e.reconnect.failedWhileUp),
       String(m.reconnect.failedWhileUp),
+      '',
+    ),
+    row(
+      '   accept queue full: handshakes dropped',
+      String(e.reconnect.kernel?.ListenOverflows ?? 'n/a'),
+      String(m.reconnect.kernel?.ListenOverflows ?? 'n/a'),
+      '',
+    ),
+    row(
+      '   SYNs sent again meanwhile',
+      String(e.reconnect.kernel?.TCPSynRetrans ?? 'n/a'),
+      String(m.reconnect.kernel?.TCPSynRetrans ?? 'n/a'),
       '',
     ),
     row(

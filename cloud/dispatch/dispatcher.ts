@@ -143,9 +143,8 @@ export class Dispatcher {
 
   async #offerCreated(job: PrintJob): Promise<void> {
     try {
-      const dispatchable = await this.#o.storage.printJobs.dispatchable(job.print_job_id)
-      if (!dispatchable || !(await this.#o.storage.agents.findById(dispatchable.agent_id))?.online) return
-      await this.#offer(dispatchable)
+      const offerable = await this.#o.storage.printJobs.offerable(job.print_job_id)
+      if (offerable) await this.#offer(offerable, false, offerable.account_active)
     } catch (error) {
       this.#o.logger.error({ err: error, print_job_id: job.print_job_id }, 'offering a new job failed')
     }
@@ -205,12 +204,15 @@ export class Dispatcher {
       await this.#offer(job, true)
   }
 
-  /** `missed`: the sweep's offer of a job never offered, sent only by the node whose claim applied. */
-  async #offer(job: DispatchableJob, missed = false): Promise<void> {
+  /**
+   * `missed`: the sweep's offer of a job never offered, sent only by the node whose claim applied.
+   * `accountActive`: whether the job's account is active, where the caller read it already.
+   */
+  async #offer(job: DispatchableJob, missed = false, accountActive?: boolean): Promise<void> {
     const { publicUrl, pendingExpirySeconds } = this.#o
     // A suspended account's jobs are not offered (its hubs keep what they hold); the sweep offers the ones
     // never offered once it is resumed (docs/developer-platform.md).
-    if (!(await this.#o.storage.accounts.isActive(job.account_id))) return
+    if (!(accountActive ?? (await this.#o.storage.accounts.isActive(job.account_id)))) return
     if (!(await this.#lifecycle.offered(job.print_job_id, new Date(), missed))) {
       if (missed) return
       // A cancel was requested meanwhile: the hub is asked to drop the job instead of being offered it.

@@ -64,6 +64,11 @@ export interface AppliedChange {
 export interface PrintJobRepository {
   /** A job of any account, with its hub; for the dispatcher, never for account clients. */
   dispatchable(printJobId: string): Promise<DispatchableJob | undefined>
+  /**
+   * The job as `dispatchable` if its hub is online (undefined otherwise), with whether its account is active
+   * (a suspended account's jobs are not offered): what offering a new job needs, in one query.
+   */
+  offerable(printJobId: string): Promise<(DispatchableJob & { account_active: boolean }) | undefined>
   /** The agent's jobs that are still pending or reserved, oldest first (what a reconnecting hub is offered). */
   unfinishedForAgent(agentId: string): Promise<DispatchableJob[]>
   /**
@@ -194,6 +199,16 @@ export function createPrintJobRepository(sql: Sql): PrintJobRepository {
     async dispatchable(printJobId) {
       const row = await dispatch().where('j.print_job_id', '=', printJobId).executeTakeFirst()
       return row && toDispatchable(row)
+    },
+    async offerable(printJobId) {
+      const row = await dispatch()
+        .innerJoin('agents as a', 'a.agent_id', 'p.agent_id')
+        .innerJoin('accounts as ac', 'ac.account_id', 'j.account_id')
+        .select('ac.state as account_state')
+        .where('j.print_job_id', '=', printJobId)
+        .where('a.online', '=', 1)
+        .executeTakeFirst()
+      return row && { ...toDispatchable(row), account_active: row.account_state === 'active' }
     },
     async unfinishedForAgent(agentId) {
       const rows = await dispatch()

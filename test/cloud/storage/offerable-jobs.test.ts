@@ -1,7 +1,6 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest'
-import { RECEIPT_PRINTER } from '../test-cloud.ts'
 import { ENGINES, storageEngine, type TestStorage } from './engines.ts'
-import { storeJob } from './stored-jobs.ts'
+import { printersOnHubs, storeJob } from './stored-jobs.ts'
 
 /**
  * printJobs.offerable (the dispatcher offers a new job with it): the job as dispatchable() when its hub is
@@ -16,18 +15,7 @@ describe.each(ENGINES)('offerable jobs on %s', (engine) => {
   beforeEach(async () => {
     t = await engineUnderTest.open()
     accountId = (await t.storage.accounts.create('Shop')).account_id
-    const printerOn = async (online: boolean) => {
-      const agent = await t.storage.agents.insert({ account_id: accountId, name: 'hub', online })
-      const printer = await t.storage.printers.insert({
-        account_id: accountId,
-        agent_id: agent.agent_id,
-        name: 'Receipts',
-        capabilities: RECEIPT_PRINTER,
-        online,
-      })
-      return printer.printer_id
-    }
-    printerOf = { online: await printerOn(true), offline: await printerOn(false) }
+    printerOf = await printersOnHubs(t.storage, accountId)
   })
   afterEach(async () => {
     await t.close()

@@ -2,8 +2,8 @@ import { randomUUID } from 'node:crypto'
 import { afterEach, beforeEach, describe, expect, it } from 'vitest'
 import { resolveOptions } from '../../../cloud/print-jobs/submit.ts'
 import type { PrintJob } from '../../../protocol/print-job.ts'
-import { RECEIPT_PRINTER } from '../test-cloud.ts'
 import { ENGINES, storageEngine, type TestStorage } from './engines.ts'
+import { printersOnHubs } from './stored-jobs.ts'
 
 const MINUTE = 60_000
 
@@ -20,18 +20,7 @@ describe.each(ENGINES)('silent jobs on %s', (engine) => {
   beforeEach(async () => {
     t = await engineUnderTest.open()
     accountId = (await t.storage.accounts.create('Shop')).account_id
-    const printerOn = async (online: boolean) => {
-      const agent = await t.storage.agents.insert({ account_id: accountId, name: 'hub', online })
-      const printer = await t.storage.printers.insert({
-        account_id: accountId,
-        agent_id: agent.agent_id,
-        name: 'Receipts',
-        capabilities: RECEIPT_PRINTER,
-        online,
-      })
-      return printer.printer_id
-    }
-    printerOf = { online: await printerOn(true), offline: await printerOn(false) }
+    printerOf = await printersOnHubs(t.storage, accountId)
   })
   afterEach(async () => {
     await t.close()

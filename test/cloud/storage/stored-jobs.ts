@@ -2,6 +2,7 @@ import { randomUUID } from 'node:crypto'
 import { resolveOptions } from '../../../cloud/print-jobs/submit.ts'
 import type { Storage } from '../../../cloud/storage/storage.ts'
 import type { PrintJob } from '../../../protocol/print-job.ts'
+import { RECEIPT_PRINTER } from '../test-cloud.ts'
 
 /**
  * A job stored straight through storage, for contract tests that arrange rows: a small ESC/POS document of the
@@ -46,4 +47,23 @@ export async function storeJob(
   if (!(await storage.printJobs.insertWithinCapacity(accountId, printJob, 1e6)))
     throw new Error('storeJob: the job was refused')
   return printJob
+}
+
+/** A receipt printer on an online hub of the account and one on an offline hub: each printer's id. */
+export async function printersOnHubs(
+  storage: Storage,
+  accountId: string,
+): Promise<Record<'online' | 'offline', string>> {
+  const printerOn = async (online: boolean) => {
+    const agent = await storage.agents.insert({ account_id: accountId, name: 'hub', online })
+    const printer = await storage.printers.insert({
+      account_id: accountId,
+      agent_id: agent.agent_id,
+      name: 'Receipts',
+      capabilities: RECEIPT_PRINTER,
+      online,
+    })
+    return printer.printer_id
+  }
+  return { online: await printerOn(true), offline: await printerOn(false) }
 }

@@ -12,7 +12,7 @@ const FEATURE_NOT_SUPPORTED = '0A000'
  * The pool as Kysely's PostgreSQL driver sees it, with every query a named prepared statement of its
  * connection: PostgreSQL parses and plans a statement once per connection instead of at every run. Planning
  * was most of the server's time per query here (pg_stat_statements over the multi-node benchmark: 15.8 s of
- * planning against 8.6 s of execution while 19,500 hubs reconnected; 0.35 ms to plan the three-table join
+ * planning against 7.4 s of execution while 19,500 hubs reconnected; 0.35 ms to plan the three-table join
  * that finds a hub's jobs, 0.05 ms to run it). After five runs PostgreSQL keeps a generic plan where it costs
  * no more than planning each time (plan_cache_mode `auto`).
  *

@@ -68,10 +68,7 @@ export async function startCloud(
   try {
     // Sessions do not survive a restart of the embedded broker: every hub reconnects and says so. An
     // external broker keeps them, and the presence every node records (MQTT_URL).
-    if (!config.mqttUrl) {
-      await storage.agents.markAllOffline()
-      await storage.printers.markAllOffline()
-    }
+    if (!config.mqttUrl) await storage.agents.markAllOffline()
     // The embedded broker's own hub lookups; an external broker (MQTT_URL) authenticates hubs itself.
     const hubLookups = config.mqttUrl ? undefined : openBrokerLookups(storageSettings)
     if (hubLookups) cleanups.push(() => hubLookups.close())

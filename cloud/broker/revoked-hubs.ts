@@ -48,5 +48,5 @@ export async function takeRevokedHubOffline(
   if (!(await storage.agents.findById(agentId))?.online) return
   const at = new Date().toISOString()
   await storage.agents.markOffline(agentId, null, at)
-  await storage.printers.setAgentPrintersOffline(agentId, at)
+  await storage.printers.hubWentOffline(agentId, at)
 }

@@ -247,7 +247,7 @@ export class Dispatcher {
     const at = new Date().toISOString()
     if (!presence.online) {
       if (await storage.agents.markOffline(agentId, presence.session, at)) {
-        await storage.printers.setAgentPrintersOffline(agentId, at)
+        await storage.printers.hubWentOffline(agentId, at)
         logger.info({ agent_id: agentId }, 'hub offline')
       }
       return
@@ -256,10 +256,13 @@ export class Dispatcher {
     if (!(await storage.agents.markOnline(agentId, presence.session, at))) return
     const unfinished = await storage.printJobs.unfinishedForAgent(agentId)
     logger.info({ agent_id: agentId, reoffered: unfinished.length }, 'hub online')
+    // A hub's jobs are all of its account: whether it is active is read once.
+    const first = unfinished[0]
+    const accountActive = first !== undefined && (await storage.accounts.isActive(first.account_id))
     for (const job of unfinished) {
       if (job.cancel_requested_at !== null)
         await this.#askToDrop(agentId, job.print_job_id, job.cancel_reason ?? 'cancelled')
-      else await this.#offer(job)
+      else await this.#offer(job, false, accountActive)
     }
   }
 
@@ -268,7 +271,7 @@ export class Dispatcher {
     const at = new Date().toISOString()
     const agent = await storage.agents.setReportedVersion(agentId, state.agent_version, at)
     if (!agent) return
-    await storage.printers.syncFromHub(agent.account_id, agentId, state.printers, at, agent.online)
+    await storage.printers.syncFromHub(agent.account_id, agentId, state.printers, at)
     await this.#o.onState?.(agentId, state)
   }
 

@@ -10,6 +10,7 @@ import type {
 import { isBlocking, type PrinterHealth } from '../../protocol/printer-health.ts'
 import { forUpdate, inTransaction, type Sql } from './engine.ts'
 import { pageAfter } from './paging.ts'
+import { onlineWithHub } from './printers.ts'
 
 export interface NewManagedAccount {
   appId: string
@@ -118,7 +119,7 @@ export function createManagedAccountRepository(sql: Sql): ManagedAccountReposito
     }
     const printers = await on
       .selectFrom('printers')
-      .select(['account_id', 'online', 'health'])
+      .select(['account_id', 'health', onlineWithHub])
       .where('account_id', 'in', accountIds)
       .where('removed_at', 'is', null)
       .execute()

@@ -406,4 +406,13 @@ export const MIGRATIONS: readonly Migration[] = [
     // The console's Overview counts an account's jobs of the last 24 hours (printJobs.countByStatusSince).
     sql: () => 'CREATE INDEX print_jobs_by_account_created ON print_jobs(account_id, created_at);',
   },
+  {
+    version: 18,
+    name: 'printers reported by their hub',
+    // A printer is online while its hub's latest state report names it and its hub is online (printers.ts):
+    // the column keeps the first half, so that a hub's presence and state report, which several nodes may
+    // handle in either order, are written independently. Its values carry over: a printer that was online
+    // was reported; one that was offline is reported again by its hub's next connect.
+    sql: () => 'ALTER TABLE printers RENAME COLUMN online TO reported;',
+  },
 ]

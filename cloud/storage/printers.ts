@@ -1,4 +1,5 @@
 import { randomUUID } from 'node:crypto'
+import type { ExpressionBuilder } from 'kysely'
 import type { HubPrinter } from '../../protocol/hub-messages.ts'
 import type { PageOf } from '../../protocol/pagination.ts'
 import type { Printer, PrinterCapabilities } from '../../protocol/printer.ts'
@@ -6,6 +7,7 @@ import type { PrinterHealth } from '../../protocol/printer-health.ts'
 import { printerIdFor } from '../auth/stable-id.ts'
 import { forUpdate, inTransaction, type Sql } from './engine.ts'
 import { pageAfter } from './paging.ts'
+import type { Database } from './schema.ts'
 
 export interface NewPrinter {
   account_id: string
@@ -13,7 +15,8 @@ export interface NewPrinter {
   name: string
   capabilities: PrinterCapabilities
   printer_id?: string
-  online?: boolean
+  /** Its hub's latest state report names it (it is online while its hub is); false by default. */
+  reported?: boolean
   last_seen_at?: string | null
 }
 
@@ -28,19 +31,14 @@ export interface PrinterRepository {
   insert(printer: NewPrinter): Promise<Printer>
   /**
    * Makes the agent's printers what its hub reports: each reported printer is created or updated (its id
-   * derived from agent and key) and is online while its hub is (a report that arrives after the hub went
-   * offline cannot bring it back); the agent's other printers go offline.
+   * derived from agent and key); the agent's other printers are no longer reported. A printer is online while
+   * its hub's latest report names it and its hub is online, each written on its own (the hub's presence by
+   * agents.markOnline and markOffline), since several nodes may handle a hub's presence and its state report
+   * in either order.
    */
-  syncFromHub(
-    accountId: string,
-    agentId: string,
-    printers: HubPrinter[],
-    at: string,
-    agentOnline: boolean,
-  ): Promise<void>
-  setAgentPrintersOffline(agentId: string, at: string): Promise<void>
-  /** After a restart of the embedded broker no hub is connected, so no printer is reachable. */
-  markAllOffline(): Promise<void>
+  syncFromHub(accountId: string, agentId: string, printers: HubPrinter[], at: string): Promise<void>
+  /** The hub went offline at `at`: its reported printers were last seen then. */
+  hubWentOffline(agentId: string, at: string): Promise<void>
   locate(printerId: string): Promise<PrinterLocation | undefined>
   findById(accountId: string, printerId: string): Promise<Printer | undefined>
   list(accountId: string, limit: number, cursor?: string): Promise<PageOf<Printer> | undefined>
@@ -62,6 +60,7 @@ interface PrinterRow {
   agent_id: string
   name: string
   capabilities: string
+  /** 1 while the printer is online (onlineWithHub). */
   online: number
   last_seen_at: string | null
   created_at: string
@@ -82,6 +81,21 @@ const toPrinter = (row: PrinterRow): Printer => {
   }
 }
 
+/**
+ * The printer's `online` (1 or 0): its hub's latest state report names it and its hub is online. Read rather
+ * than stored, so that no order of a hub's presence and state report leaves it wrong.
+ */
+export const onlineWithHub = (eb: ExpressionBuilder<Database, 'printers'>) =>
+  eb
+    .case()
+    .when('printers.reported', '=', 1)
+    .then(
+      eb.selectFrom('agents').select('agents.online').whereRef('agents.agent_id', '=', 'printers.agent_id'),
+    )
+    .else(0)
+    .end()
+    .as('online')
+
 export function createPrinterRepository(sql: Sql): PrinterRepository {
   const { db } = sql
   const columns = [
@@ -89,11 +103,20 @@ export function createPrinterRepository(sql: Sql): PrinterRepository {
     'agent_id',
     'name',
     'capabilities',
-    'online',
     'health',
     'last_seen_at',
     'created_at',
   ] as const
+  async function findById(accountId: string, printerId: string): Promise<Printer | undefined> {
+    const row = await db
+      .selectFrom('printers')
+      .select([...columns, onlineWithHub])
+      .where('account_id', '=', accountId)
+      .where('printer_id', '=', printerId)
+      .where('removed_at', 'is', null)
+      .executeTakeFirst()
+    return row && toPrinter(row)
+  }
   return {
     remove: (printerId, at) =>
       inTransaction(sql, async (tx): Promise<PrinterRemoval> => {
@@ -101,7 +124,7 @@ export function createPrinterRepository(sql: Sql): PrinterRepository {
           tx,
           tx.db
             .selectFrom('printers')
-            .select(['account_id', 'online', 'removed_at'])
+            .select(['account_id', 'removed_at', onlineWithHub])
             .where('printer_id', '=', printerId),
         ).executeTakeFirst()
         if (!printer || printer.removed_at !== null) return { removed: false, reason: 'not_found' }
@@ -116,12 +139,12 @@ export function createPrinterRepository(sql: Sql): PrinterRepository {
         if (n > 0) return { removed: false, reason: 'unfinished_jobs', unfinished_jobs: n }
         await tx.db
           .updateTable('printers')
-          .set({ removed_at: at, online: 0 })
+          .set({ removed_at: at, reported: 0 })
           .where('printer_id', '=', printerId)
           .execute()
         return { removed: true, printer_id: printerId, account_id: printer.account_id, removed_at: at }
       }),
-    async syncFromHub(accountId, agentId, printers, at, agentOnline) {
+    async syncFromHub(accountId, agentId, printers, at) {
       // Two statements, no transaction: every hub reports its state on each connect, so a reconnect storm of
       // thousands of hubs costs the database two round trips per hub rather than four (BEGIN and COMMIT).
       // A report names all of the hub's printers, so one cut short (the node died between the statements)
@@ -129,9 +152,9 @@ export function createPrinterRepository(sql: Sql): PrinterRepository {
       const ids = printers.map((p) => printerIdFor(agentId, p.key))
       let others = db
         .updateTable('printers')
-        .set({ online: 0 })
+        .set({ reported: 0 })
         .where('agent_id', '=', agentId)
-        .where('online', '=', 1)
+        .where('reported', '=', 1)
       if (ids.length > 0) others = others.where('printer_id', 'not in', ids)
       await others.execute()
       if (printers.length === 0) return
@@ -144,7 +167,7 @@ export function createPrinterRepository(sql: Sql): PrinterRepository {
             agent_id: agentId,
             name: p.name,
             capabilities: JSON.stringify(p.capabilities),
-            online: agentOnline ? 1 : 0,
+            reported: 1,
             last_seen_at: at,
             created_at: at,
             printer_key: p.key,
@@ -156,7 +179,7 @@ export function createPrinterRepository(sql: Sql): PrinterRepository {
           conflict.column('printer_id').doUpdateSet((eb) => ({
             name: eb.ref('excluded.name'),
             capabilities: eb.ref('excluded.capabilities'),
-            online: eb.ref('excluded.online'),
+            reported: eb.ref('excluded.reported'),
             last_seen_at: eb.ref('excluded.last_seen_at'),
             uri: eb.ref('excluded.uri'),
             health: eb.ref('excluded.health'),
@@ -165,16 +188,13 @@ export function createPrinterRepository(sql: Sql): PrinterRepository {
         )
         .execute()
     },
-    async setAgentPrintersOffline(agentId, at) {
+    async hubWentOffline(agentId, at) {
       await db
         .updateTable('printers')
-        .set({ online: 0, last_seen_at: at })
+        .set({ last_seen_at: at })
         .where('agent_id', '=', agentId)
-        .where('online', '=', 1)
+        .where('reported', '=', 1)
         .execute()
-    },
-    async markAllOffline() {
-      await db.updateTable('printers').set({ online: 0 }).where('online', '=', 1).execute()
     },
     locate: (printerId) =>
       db
@@ -183,31 +203,23 @@ export function createPrinterRepository(sql: Sql): PrinterRepository {
         .where('printer_id', '=', printerId)
         .executeTakeFirst(),
     async insert(printer) {
-      const row: PrinterRow = {
-        printer_id: printer.printer_id ?? randomUUID(),
-        agent_id: printer.agent_id,
-        name: printer.name,
-        capabilities: JSON.stringify(printer.capabilities),
-        online: printer.online ? 1 : 0,
-        last_seen_at: printer.last_seen_at ?? null,
-        created_at: new Date().toISOString(),
-      }
+      const printerId = printer.printer_id ?? randomUUID()
       await db
         .insertInto('printers')
-        .values({ ...row, account_id: printer.account_id })
+        .values({
+          printer_id: printerId,
+          account_id: printer.account_id,
+          agent_id: printer.agent_id,
+          name: printer.name,
+          capabilities: JSON.stringify(printer.capabilities),
+          reported: printer.reported ? 1 : 0,
+          last_seen_at: printer.last_seen_at ?? null,
+          created_at: new Date().toISOString(),
+        })
         .execute()
-      return toPrinter(row)
+      return (await findById(printer.account_id, printerId)) as Printer
     },
-    async findById(accountId, printerId) {
-      const row = await db
-        .selectFrom('printers')
-        .select(columns)
-        .where('account_id', '=', accountId)
-        .where('printer_id', '=', printerId)
-        .where('removed_at', 'is', null)
-        .executeTakeFirst()
-      return row && toPrinter(row)
-    },
+    findById,
     async list(accountId, limit, cursor) {
       const before =
         cursor === undefined
@@ -226,7 +238,7 @@ export function createPrinterRepository(sql: Sql): PrinterRepository {
         (seq) =>
           db
             .selectFrom('printers')
-            .select(columns)
+            .select([...columns, onlineWithHub])
             .where('account_id', '=', accountId)
             .where('seq', '<', seq)
             .where('removed_at', 'is', null)

@@ -87,7 +87,8 @@ export interface PrintersTable {
   name: string
   /** JSON of PrinterCapabilities. */
   capabilities: string
-  online: number
+  /** 1 while its hub's latest state report names it (it is online while that holds and its hub is online). */
+  reported: number
   last_seen_at: string | null
   created_at: string
   printer_key: string | null

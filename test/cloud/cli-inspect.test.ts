@@ -42,7 +42,7 @@ describe('cloud CLI: listing, showing and removing', () => {
             agent_id: ids.hub,
             name,
             capabilities: RECEIPT_PRINTER,
-            online,
+            reported: online,
           })
         ).printer_id
       ids.gone = await printer('Old till', false)

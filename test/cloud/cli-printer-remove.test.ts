@@ -50,7 +50,6 @@ describe('cloud printer remove', () => {
       shop.agentId,
       [hubPrinter],
       new Date().toISOString(),
-      true,
     )
     expect(remove(printerId)).toEqual({
       status: 1,
@@ -62,7 +61,7 @@ describe('cloud printer remove', () => {
     expect(created.statusCode).toBe(201)
     const job = created.json() as { print_job_id: string }
     // The hub no longer reports it: offline, with a pending job.
-    await cloud.storage.printers.syncFromHub(shop.accountId, shop.agentId, [], new Date().toISOString(), true)
+    await cloud.storage.printers.syncFromHub(shop.accountId, shop.agentId, [], new Date().toISOString())
     expect(remove(printerId)).toEqual({
       status: 1,
       stdout: '',
@@ -95,7 +94,6 @@ describe('cloud printer remove', () => {
       shop.agentId,
       [hubPrinter],
       new Date().toISOString(),
-      true,
     )
     expect(await listed()).toContain(printerId)
   })

@@ -354,6 +354,28 @@ describe('the dispatcher and the agent API, with an MQTT client standing in for 
     expect(offersFor(stale.print_job_id)).toEqual([])
   })
 
+  it('brings the printers of its latest state report online with a presence handled after the report', async () => {
+    // Another node may handle a hub's state report before this one handles its presence (both follow a connect).
+    expect((await full.cloud.storage.agents.findById(hub.agent_id))?.online).toBe(false)
+    const reportedAt = new Date().toISOString()
+    await publish('state', {
+      agent_version: '9.9.9',
+      host: { hostname: 'pi', platform: 'linux', arch: 'arm64' },
+      printers: [printer('receipt-2')],
+    })
+    const seenSince = async () =>
+      ((await full.cloud.storage.printers.findById(seed.accountId, printerIdFor(hub.agent_id, 'receipt-2')))
+        ?.last_seen_at ?? '') >= reportedAt
+    await until(seenSince)
+    await publish('presence', { online: true, session: 's3' })
+    await until(async () => (await full.cloud.storage.agents.findById(hub.agent_id))?.online)
+    const { body } = await api<{ data: { printer_id: string; online: boolean }[] }>('GET', '/api/v1/printers')
+    expect(Object.fromEntries(body.data.map((p) => [p.printer_id, p.online]))).toEqual({
+      [printerIdFor(hub.agent_id, 'receipt-1')]: false,
+      [printerIdFor(hub.agent_id, 'receipt-2')]: true,
+    })
+  })
+
   it('refuses an expired enrollment token', async () => {
     const { storage } = full.cloud
     const token = 'enr_expired-token-for-test'

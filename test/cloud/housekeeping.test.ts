@@ -26,7 +26,7 @@ interface LogLine {
 }
 
 describe('housekeeping (real SQLite file and blob directory)', () => {
-  let dir = tempDir()
+  let dir: ReturnType<typeof tempDir>
   let storage: Storage
   let blobs: BlobStore
   let intake: DocumentIntake

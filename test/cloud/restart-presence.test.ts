@@ -18,7 +18,7 @@ describe('a restart of the cloud', () => {
       agent_id: agent.agent_id,
       name: 'Receipts',
       capabilities: RECEIPT_PRINTER,
-      online: true,
+      reported: true,
     })
     await before.close()
 

@@ -123,7 +123,7 @@ export async function startTestCloud(options: TestCloudOptions = {}): Promise<Te
         agent_id: agent.agent_id,
         name: 'Receipts',
         capabilities: RECEIPT_PRINTER,
-        online: true,
+        reported: true,
       })
       const label = await storage.printers.insert({
         account_id: account.account_id,

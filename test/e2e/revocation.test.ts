@@ -76,7 +76,7 @@ describe('revoking credentials through the CLI while the cloud runs', () => {
       agent_id: hub.agent_id,
       name: 'Receipts',
       capabilities: RECEIPT_PRINTER,
-      online: true,
+      reported: true,
     })
     const created = await fetch(`${full.url}/api/v1/print-jobs/from-base64`, {
       method: 'POST',

@@ -241,7 +241,7 @@ describe('per-hub quota (agent API)', () => {
       agent_id: claimed.agentId,
       name: 'Receipts',
       capabilities: RECEIPT_PRINTER,
-      online: true,
+      reported: true,
     })
     return { agentId: claimed.agentId, credential, printerId: printer.printer_id }
   }

@@ -142,12 +142,14 @@ describe('GET /api/v1/agents', () => {
 describe('GET /api/v1/printers', () => {
   it('lists the printers with their exact shape, newest first', async () => {
     const seen = '2025-03-04T05:06:07.000Z'
+    // A printer is online while its hub reports it and the hub is online.
+    await cloud.storage.agents.markOnline(shop.agentId, 'session-1', seen)
     const receipt = await cloud.storage.printers.insert({
       account_id: shop.accountId,
       agent_id: shop.agentId,
       name: 'Receipts',
       capabilities: RECEIPT_PRINTER,
-      online: true,
+      reported: true,
       last_seen_at: seen,
     })
     const label = await cloud.storage.printers.insert({

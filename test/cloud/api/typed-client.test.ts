@@ -200,7 +200,7 @@ describe('answers outside the backend’s flow are as documented too', () => {
       agent_id: hub.agent_id,
       name: 'Back office receipts',
       capabilities: RECEIPT_PRINTER,
-      online: true,
+      reported: true,
     })
     const job = await createReceiptJob(cloud, await account.token(), printer.printer_id)
     const asHub = { headers: { authorization: `Bearer ${hub.credential}` } }

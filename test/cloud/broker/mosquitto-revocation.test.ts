@@ -64,7 +64,7 @@ describe('a hub revoked on an external broker', { timeout: 60_000 }, () => {
       agent_id: agentId,
       name: 'Receipts',
       capabilities: RECEIPT_PRINTER,
-      online: true,
+      reported: true,
     })
     const session = randomUUID()
     const presence = (online: boolean) =>

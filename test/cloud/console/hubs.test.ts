@@ -309,7 +309,6 @@ describe('console hubs pages', () => {
         },
       ],
       new Date().toISOString(),
-      true,
     )
 
     // GET asks; it changes nothing.

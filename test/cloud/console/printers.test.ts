@@ -74,6 +74,7 @@ describe('console printers pages', () => {
     const hub = await h.cloud.storage.agents.insert({
       account_id: account.accountId,
       name: 'Back office hub',
+      online: true,
     })
     await h.cloud.storage.printers.syncFromHub(
       account.accountId,
@@ -87,7 +88,6 @@ describe('console printers pages', () => {
         },
       ],
       '2026-03-01T10:00:00.000Z',
-      true,
     )
     const page = await h.cloud.storage.printers.list(account.accountId, 10)
     const id = page?.data.find((p) => p.agent_id === hub.agent_id)?.printer_id

@@ -247,7 +247,7 @@ describe('partner management: accounts', () => {
           agent_id: online.agent_id,
           name,
           capabilities: LABEL_PRINTER,
-          online: up,
+          reported: up,
         })
       }
       // A printer out of paper, as its hub would report it (arranged in the SQLite file directly).

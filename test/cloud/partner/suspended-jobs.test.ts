@@ -71,7 +71,7 @@ describe('a suspended account holds its jobs (issue 10 point 4)', () => {
       agent_id: hub.agent_id,
       name: 'Receipts',
       capabilities: RECEIPT_PRINTER,
-      online: true,
+      reported: true,
     })
     const token = (
       await partner.request(

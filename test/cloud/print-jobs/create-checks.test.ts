@@ -40,7 +40,7 @@ describe('print-job creation: checks in the documented order', () => {
           color: false,
           duplex: false,
         },
-        online: true,
+        reported: true,
       })
     ).printer_id
   })

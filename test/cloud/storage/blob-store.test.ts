@@ -8,7 +8,7 @@ const BYTES = Buffer.from('\x1b@Hello\n\x1dVB\x00', 'latin1')
 const HOUR = 3600_000
 
 describe('blob store: deleting a file no document names', () => {
-  let dir = tempDir()
+  let dir: ReturnType<typeof tempDir>
   let blobs: BlobStore
   beforeEach(() => {
     dir = tempDir()

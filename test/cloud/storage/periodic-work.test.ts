@@ -53,7 +53,7 @@ describe('periodic work of two nodes on one PostgreSQL database', () => {
         agent_id: agentId,
         name: 'Receipts',
         capabilities: RECEIPT_PRINTER,
-        online: true,
+        reported: true,
       })
     ).printer_id
   })

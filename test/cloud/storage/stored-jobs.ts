@@ -61,7 +61,7 @@ export async function printersOnHubs(
       agent_id: agent.agent_id,
       name: 'Receipts',
       capabilities: RECEIPT_PRINTER,
-      online,
+      reported: online,
     })
     return printer.printer_id
   }

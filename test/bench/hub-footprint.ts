@@ -33,7 +33,7 @@ export function rssOf(pid: number): number {
 }
 
 /** Processes whose parent is `pid` (from /proc/<n>/stat, field 4). */
-function childrenOf(pid: number): number[] {
+export function childrenOf(pid: number): number[] {
   const children: number[] = []
   for (const entry of readdirSync('/proc')) {
     if (!/^\d+$/.test(entry)) continue

@@ -16,6 +16,7 @@ export interface FleetStatus {
   retries: number
   reasons: Record<string, number>
   offers: number
+  stateReports: number
 }
 
 export interface Fleet {
@@ -89,6 +90,8 @@ export async function startFleet(options: {
   perWorker: number
   /** First connections per second, over the whole fleet. */
   startsPerSecond: number
+  /** Each hub's state report interval while connected, as its health rounds (0: on connect only). */
+  stateEveryMs: number
 }): Promise<Fleet> {
   const count = Math.max(1, Math.ceil(options.hubs.length / options.perWorker))
   const workers = Array.from({ length: count }, () => new Worker())
@@ -103,6 +106,7 @@ export async function startFleet(options: {
         hubs: options.hubs.filter((_, i) => i % count === index),
         printer: options.printer,
         startsPerSecond: options.startsPerSecond / count,
+        stateEveryMs: options.stateEveryMs,
         sourceAddress: `127.0.0.${2 + index}`,
       })
     })
@@ -122,6 +126,7 @@ export async function startFleet(options: {
         return sum
       }, {}),
       offers: all.reduce((sum, s) => sum + s.offers, 0),
+      stateReports: all.reduce((sum, s) => sum + s.stateReports, 0),
     }
   }
   return {

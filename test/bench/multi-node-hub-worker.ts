@@ -8,8 +8,9 @@ import { type HubPrinter, PROTOCOL_VERSION } from '../../protocol/hub-messages.t
  * IPC channel). Each simulated hub is the real hub's own MQTT session (hub/session/mqtt-session.ts: its
  * credential as login, its own `job-offer` and `command` subscriptions, presence online after each connect
  * with the offline presence as last will, reconnects with the hub's exponential backoff and full jitter) and,
- * as the real agent does on every connect, sends its state report with one printer; it acknowledges each
- * offer it receives (`job-ack`) and reports the job printed at once, so that jobs do not pile up unfinished.
+ * as the real agent does on every connect and after every health round (HUB_HEALTH_INTERVAL_MS, 30 s by
+ * default), sends its state report with one printer; it acknowledges each offer it receives (`job-ack`) and
+ * reports the job printed at once, so that jobs do not pile up unfinished.
  * Nothing is printed: the figure is the offer's arrival.
  */
 export interface WorkerHub {
@@ -26,6 +27,8 @@ export type ToWorker =
       printer: HubPrinter
       /** Sessions started per second (the fleet's first connections are spread, as hubs power up). */
       startsPerSecond: number
+      /** A state report every this many ms while connected, as the hub's health rounds send one (0: none). */
+      stateEveryMs: number
       /**
        * The loopback address this worker's connections come from (127.0.0.2, .3, …: Linux routes all of
        * 127.0.0.0/8 to the loopback interface), as real hubs come from hosts of their own. Measured apart
@@ -54,6 +57,8 @@ export interface WorkerStatus {
   /** Why connections could not be made, as the session logs it: once per hub each time the reason changes. */
   reasons: Record<string, number>
   offers: number
+  /** State reports sent so far (on connects and every `stateEveryMs`). */
+  stateReports: number
 }
 
 /** print_job_id, arrival (wall-clock ms), the job's created_at (ISO), printer_id */
@@ -68,6 +73,7 @@ let retries = 0
 const reasons: Record<string, number> = {}
 const lostAt: number[] = []
 const offers: OfferArrival[] = []
+let stateReports = 0
 
 // The session logs each lost connection once with its backoff delay; counted, not printed.
 const logger = pino(
@@ -102,6 +108,17 @@ function start(message: Extract<ToWorker, { type: 'start' }>): void {
   const { hubs, printer } = message
   connectFrom(message.sourceAddress)
   hubs.forEach((hub, index) => {
+    const publishState = () => {
+      stateReports++
+      session
+        .publish('state', {
+          v: PROTOCOL_VERSION,
+          agent_version: '0.0.0-bench',
+          host: { hostname: `bench-${hub.agentId.slice(0, 8)}`, platform: 'linux', arch: 'arm64' },
+          printers: [{ ...printer, health: { ...printer.health, checked_at: new Date().toISOString() } }],
+        })
+        .catch(() => {})
+    }
     const session: MqttSession = new MqttSession({
       mqttUrl: message.mqttUrl,
       agentId: hub.agentId,
@@ -110,14 +127,7 @@ function start(message: Extract<ToWorker, { type: 'start' }>): void {
       logger,
       onConnected() {
         connectedAt[index] = now()
-        session
-          .publish('state', {
-            v: PROTOCOL_VERSION,
-            agent_version: '0.0.0-bench',
-            host: { hostname: `bench-${hub.agentId.slice(0, 8)}`, platform: 'linux', arch: 'arm64' },
-            printers: [{ ...printer, health: { ...printer.health, checked_at: new Date().toISOString() } }],
-          })
-          .catch(() => {})
+        publishState()
       },
       onOffer(offer) {
         offers.push([offer.print_job_id, now(), offer.created_at, offer.printer_id])
@@ -135,6 +145,12 @@ function start(message: Extract<ToWorker, { type: 'start' }>): void {
     sessions.push(session)
     connectedAt.push(0)
     setTimeout(() => session.start(), (index * 1000) / message.startsPerSecond)
+    // Health rounds run on the hub's own clock: each hub's at its own phase.
+    if (message.stateEveryMs > 0)
+      setTimeout(
+        () => setInterval(() => session.connected && publishState(), message.stateEveryMs),
+        Math.random() * message.stateEveryMs,
+      )
   })
 }
 
@@ -158,6 +174,7 @@ function status(): WorkerStatus {
     retries,
     reasons,
     offers: offers.length,
+    stateReports,
   }
 }
 

@@ -15,6 +15,7 @@ import { createJobs, type Dispatch, type JobTarget } from './multi-node-dispatch
 import { type Fleet, startFleet, wallNow } from './multi-node-fleet.ts'
 import type { WorkerHub } from './multi-node-hub-worker.ts'
 import { type BenchAccount, createAccounts, enrollHubs } from './multi-node-provision.ts'
+import { cpuSecondsOf } from './process-cpu.ts'
 import { formatSummary, type Summary, summarize } from './stats.ts'
 
 /**
@@ -22,7 +23,8 @@ import { formatSummary, type Summary, summarize } from './stats.ts'
  * two cloud nodes on PostgreSQL and Redis, beside the embedded single node (aedes in the cloud's process,
  * SQLite) in the same run, with the same simulated hubs (multi-node-hub-worker.ts: the real hub's MQTT
  * session, each with its own enrolled agent id and credential, confined to its own topics by the broker):
- *   a. hubs held connected and authenticated at once, for a while;
+ *   a. hubs held connected and authenticated at once, for a while, each sending its state report every 30 s as
+ *      the real hub's health rounds do, and the CPU the cloud's processes use meanwhile;
  *   b. the cloud nodes' resident memory (VmRSS) with all of them connected;
  *   c. after the broker restarts (Mosquitto; for the embedded node, the node itself, since the broker runs
  *      in it), the time until every hub has reconnected (connected, subscribed, presence acknowledged), the
@@ -40,6 +42,8 @@ const JOBS = Number(env.BENCH_MULTI_NODE_JOBS ?? 3_000)
 const ACCOUNTS = Number(env.BENCH_MULTI_NODE_ACCOUNTS ?? 100)
 const CONNECTS_PER_SECOND = Number(env.BENCH_MULTI_NODE_CONNECTS_PER_SECOND ?? 500)
 const HOLD_MS = Number(env.BENCH_MULTI_NODE_HOLD_SECONDS ?? 10) * 1000
+/** The hub's default HUB_HEALTH_INTERVAL_MS: each health round ends with a state report. */
+const STATE_EVERY_MS = Number(env.BENCH_MULTI_NODE_STATE_SECONDS ?? 30) * 1000
 /** How long after every hub is back the cloud's database may take to show them all online. */
 const CLOUD_CATCH_UP_MS = 30_000
 /** How long the hubs may take to reconnect after the broker restarted. */
@@ -69,6 +73,10 @@ interface Figures {
   cloudOnlineSeconds: number | undefined
   connectRetries: number
   heldConnected: number
+  /** State reports the hubs sent per second while held. */
+  heldStateReportsPerSecond: number
+  /** Each of the cloud's processes' CPU while held, % of one core. */
+  heldCpu: { name: string; percent: number }[]
   rss: { name: string; mb: number }[]
   brokerDescriptors?: number
   reconnect: {
@@ -110,11 +118,19 @@ const seconds = (fromMs: number, toMs: number) => (toMs - fromMs) / 1000
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms))
 const descriptorsOf = (pid: number) => readdirSync(`/proc/${pid}/fd`).length
 
+/** A process of the system under test whose CPU is measured (`withChildren`: PostgreSQL's backends too). */
+interface Measured {
+  name: string
+  pid: number
+  withChildren?: boolean
+}
+
 /**
  * a and b: connect the fleet and wait until the cloud has every hub online with its printer, each within a
- * bound (a broker that cannot take them all is a figure, not a failure); then hold.
+ * bound (a broker that cannot take them all is a figure, not a failure); then hold, measuring the CPU of
+ * `measured` while the hubs send their periodic state reports.
  */
-async function connectAll(fleet: Fleet, database: BenchDatabase, startedAt: number) {
+async function connectAll(fleet: Fleet, database: BenchDatabase, startedAt: number, measured: Measured[]) {
   const since = new Date(startedAt).toISOString()
   const connected = await fleet
     .until((s) => s.connected === HUBS, (HUBS / CONNECTS_PER_SECOND) * 1000 + 60_000)
@@ -128,8 +144,11 @@ async function connectAll(fleet: Fleet, database: BenchDatabase, startedAt: numb
     cloudOnline = await known()
   }
   const cloudOnlineSeconds = cloudOnline === HUBS ? seconds(startedAt, wallNow()) : undefined
+  const cpu = () => measured.map((m) => cpuSecondsOf(m.pid, m.withChildren))
+  const [before, reportsBefore, holdStart] = [cpu(), (await fleet.status()).stateReports, wallNow()]
   await sleep(HOLD_MS)
-  const held = await fleet.status()
+  const [after, held] = [cpu(), await fleet.status()]
+  const heldSeconds = seconds(holdStart, wallNow())
   return {
     connected: connected.connected,
     connectSeconds,
@@ -137,6 +156,11 @@ async function connectAll(fleet: Fleet, database: BenchDatabase, startedAt: numb
     cloudOnlineSeconds,
     connectRetries: connected.retries,
     heldConnected: held.connected,
+    heldStateReportsPerSecond: (held.stateReports - reportsBefore) / heldSeconds,
+    heldCpu: measured.map((m, i) => ({
+      name: m.name,
+      percent: ((after[i]! - before[i]!) / heldSeconds) * 100,
+    })),
   }
 }
 
@@ -239,9 +263,12 @@ async function embedded(): Promise<Figures> {
       printer: PRINTER,
       perWorker: PER_WORKER,
       startsPerSecond: CONNECTS_PER_SECOND,
+      stateEveryMs: STATE_EVERY_MS,
     })
     progress('embedded: connecting the hubs')
-    const connect = await connectAll(fleet, database, startedAt)
+    const connect = await connectAll(fleet, database, startedAt, [
+      { name: 'cloud node (with aedes)', pid: cloud.process.pid! },
+    ])
     const rss = [{ name: 'cloud node (with aedes)', mb: rssOf(cloud.process.pid!) }]
     progress(`embedded: creating ${JOBS} jobs`)
     const dispatch = await createJobs(fleet, [cloud.url], await targets(hubs, database), JOBS, IN_FLIGHT)
@@ -318,9 +345,14 @@ async function multiNode(): Promise<Figures> {
       printer: PRINTER,
       perWorker: PER_WORKER,
       startsPerSecond: CONNECTS_PER_SECOND,
+      stateEveryMs: STATE_EVERY_MS,
     })
     progress('cluster: connecting the hubs')
-    const connect = await connectAll(fleet, database, startedAt)
+    const connect = await connectAll(fleet, database, startedAt, [
+      ...nodes.map((n, i) => ({ name: `cloud node ${'ab'[i]}`, pid: n.process.pid! })),
+      { name: 'mosquitto', pid: mosquitto.pid() },
+      { name: 'postgresql', pid: postgres.pid, withChildren: true },
+    ])
     const rss = [
       ...nodes.map((n, i) => ({ name: `cloud node ${'ab'[i]}`, mb: rssOf(n.process.pid!) })),
       { name: 'mosquitto', mb: rssOf(mosquitto.pid()) },
@@ -364,6 +396,8 @@ function report(limit: number, e: Figures, m: Figures): void {
     f.rss.filter((r) => r.name.startsWith('cloud node')).reduce((sum, r) => sum + r.mb, 0)
   const row = (label: string, a: string, b: string, r: string) =>
     `  ${label.padEnd(44)} | ${a.padEnd(22)} | ${b.padEnd(22)} | ${r}`
+  const cpuSum = (f: Figures) => f.heldCpu.reduce((sum, p) => sum + p.percent, 0)
+  const cpuParts = (f: Figures) => f.heldCpu.map((p) => `${p.name} ${p.percent.toFixed(0)} %`).join(', ')
   const s = (x: number | undefined) => (x === undefined ? 'not all in bound' : `${x.toFixed(1)} s`)
   const spread = (x: Summary) => `${x.p50.toFixed(1)} / ${x.p99.toFixed(1)} / ${x.max.toFixed(1)} s`
   const online = (f: Figures) =>
@@ -373,7 +407,7 @@ function report(limit: number, e: Figures, m: Figures): void {
   const lines = [
     '',
     `many hubs: ${HUBS} simulated hubs (real hub MQTT session, own enrolled credential each) in ${Math.ceil(HUBS / PER_WORKER)} processes; open-file limit ${limit}`,
-    `  first connections paced at ${CONNECTS_PER_SECOND}/s; keep-alive ${Math.floor((KEEPALIVE_SECONDS * 2) / 3)} s; held ${HOLD_MS / 1000} s; ${JOBS} jobs to hubs of ${ACCOUNTS} accounts, ${IN_FLIGHT} requests in flight per node`,
+    `  first connections paced at ${CONNECTS_PER_SECOND}/s; keep-alive ${Math.floor((KEEPALIVE_SECONDS * 2) / 3)} s; held ${HOLD_MS / 1000} s, a state report from each hub every ${STATE_EVERY_MS / 1000} s; ${JOBS} jobs to hubs of ${ACCOUNTS} accounts, ${IN_FLIGHT} requests in flight per node`,
     row('', e.name, m.name, 'ratio cluster/embedded'),
     row(
       'a. hubs connected and authenticated',
@@ -395,6 +429,20 @@ function report(limit: number, e: Figures, m: Figures): void {
       ratio(m.cloudOnlineSeconds, e.cloudOnlineSeconds),
     ),
     row('   connections lost or refused meanwhile', String(e.connectRetries), String(m.connectRetries), ''),
+    row(
+      '   state reports per second while held',
+      e.heldStateReportsPerSecond.toFixed(0),
+      m.heldStateReportsPerSecond.toFixed(0),
+      '',
+    ),
+    row(
+      '   CPU while held, % of one core (sum)',
+      `${cpuSum(e).toFixed(0)} %`,
+      `${cpuSum(m).toFixed(0)} %`,
+      ratio(cpuSum(m), cpuSum(e)),
+    ),
+    `     embedded: ${cpuParts(e)}`,
+    `     cluster:  ${cpuParts(m)}`,
     row(
       'b. cloud nodes VmRSS (sum)',
       `${nodeMb(e).toFixed(0)} MB`,

@@ -14,6 +14,8 @@ import { tempDir } from './temp-dir.ts'
 export interface PostgresServer {
   /** The socket directory (also the cluster's parent directory). */
   dir: string
+  /** The postmaster's; each connection is served by a child process of it. */
+  pid: number
   /** A fresh, empty database; its URL (postgres://postgres@localhost/NAME?host=DIR). */
   createDatabase(): Promise<string>
   /** Ends the server (fast shutdown) and removes its directory; safe to call twice. */
@@ -112,6 +114,7 @@ export async function startPostgres(): Promise<PostgresServer> {
   }
   return {
     dir: dir.path,
+    pid: server.pid ?? 0,
     async createDatabase() {
       databases += 1
       const name = `test_${process.pid}_${databases}`

@@ -125,7 +125,7 @@ export async function startCloud(
       publicUrl: config.publicUrl,
       pendingExpirySeconds: config.pendingJobExpirySeconds,
       cancelConfirmTimeoutMs: config.cancelConfirmTimeoutMs,
-      onState: (agentId, state) => rollout.stateReported(agentId, state),
+      onState: (agentId, state, stored) => rollout.stateReported(agentId, state, stored),
     })
     hubMessagesHandled = () => dispatcher.handled()
     await dispatcher.start()

@@ -5,6 +5,7 @@ import type { PrintJob } from '../../protocol/print-job.ts'
 import type { HubBus } from '../broker/hub-bus.ts'
 import { type CancelReason, JobLifecycle, type JobLog } from '../print-jobs/lifecycle.ts'
 import type { DispatchableJob } from '../storage/print-jobs.ts'
+import type { HubReleaseRecord } from '../storage/release-pins.ts'
 import type { Storage } from '../storage/storage.ts'
 import { HandlerRetry } from './handler-retry.ts'
 import { jobOffer } from './job-offer.ts'
@@ -23,8 +24,8 @@ export interface DispatcherOptions {
   cancelConfirmTimeoutMs: number
   /** First delay before a failed hub message is handled again (doubling up to a minute); tests shorten it. */
   retryBaseMs?: number
-  /** Told of each hub state report after it is applied (cloud/releases/release-rollout.ts). */
-  onState?(agentId: string, state: HubPayload<'state'>): Promise<void>
+  /** Told of each hub state report after it is applied, with the hub as stored (cloud/releases/release-rollout.ts). */
+  onState?(agentId: string, state: HubPayload<'state'>, stored: HubReleaseRecord): Promise<void>
 }
 
 const EXPIRY_BATCH = 500
@@ -272,7 +273,7 @@ export class Dispatcher {
     const agent = await storage.agents.setReportedVersion(agentId, state.agent_version, at)
     if (!agent) return
     await storage.printers.syncFromHub(agent.account_id, agentId, state.printers, at)
-    await this.#o.onState?.(agentId, state)
+    await this.#o.onState?.(agentId, state, agent)
   }
 
   async #ack(agentId: string, ack: HubPayload<'job-ack'>): Promise<void> {

@@ -33,17 +33,32 @@ export class CatalogUnavailable extends Error {}
  * The release catalog `ota publish` keeps in DATA_DIR/releases, read from disk and verified with the release
  * key stored beside it before anything of it is served. A catalog that is missing, unreadable or fails its
  * signature check is unavailable. The verified catalog is kept until either file changes (size, time or
- * inode: `ota publish` swaps files by rename), so each request costs two stat calls.
+ * inode: `ota publish` swaps files by rename), so each request costs two stat calls, and none for a caller that
+ * accepts an answer up to `maxAgeMs` old (each hub's state report asks, and a stat costs as much as a small
+ * database query on a busy node).
  */
 export class ReleaseCatalog {
   readonly #dir: string
   #cached: { stamp: string; served: ServedCatalog } | undefined
+  /** The latest check of the files: when, and what it answered. */
+  #checked: { at: number; answer: Promise<ServedCatalog> } | undefined
 
   constructor(releasesDir: string) {
     this.#dir = releasesDir
   }
 
-  async current(): Promise<ServedCatalog> {
+  /** The catalog as the files hold it now, or as they held it at a check less than `maxAgeMs` ago. */
+  current(maxAgeMs = 0): Promise<ServedCatalog> {
+    const now = performance.now()
+    if (this.#checked && now - this.#checked.at < maxAgeMs) return this.#checked.answer
+    const answer = this.#read()
+    // Settled either way, so that a caller that accepts an old answer never sees an unhandled rejection.
+    answer.catch(() => {})
+    this.#checked = { at: now, answer }
+    return answer
+  }
+
+  async #read(): Promise<ServedCatalog> {
     const catalogFile = path.join(this.#dir, CATALOG_FILE)
     const keyFile = path.join(this.#dir, RELEASE_KEY_FILE)
     const stamps = await Promise.all(

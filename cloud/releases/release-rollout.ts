@@ -2,6 +2,7 @@ import type { Logger } from 'pino'
 import type { HubPayload, HubUpdate } from '../../protocol/hub-messages.ts'
 import { PROTOCOL_VERSION } from '../../protocol/hub-messages.ts'
 import type { HubBus } from '../broker/hub-bus.ts'
+import type { HubReleaseRecord } from '../storage/release-pins.ts'
 import type { Storage } from '../storage/storage.ts'
 import { CatalogUnavailable, type ReleaseCatalog } from './release-catalog.ts'
 import { chooseRelease, shouldTell } from './release-choice.ts'
@@ -11,7 +12,11 @@ export interface ReleaseRolloutOptions {
   bus: HubBus
   catalog: ReleaseCatalog
   logger: Logger
+  /** How old a check of the catalog's files a state report may use (1 s: a publish reaches hubs 1 s later). */
+  catalogMaxAgeMs?: number
 }
+
+const CATALOG_MAX_AGE_MS = 1000
 
 const sameUpdate = (a: HubUpdate | null, b: HubUpdate | null) => JSON.stringify(a) === JSON.stringify(b)
 
@@ -28,9 +33,13 @@ export class ReleaseRollout {
     this.#o = options
   }
 
-  async stateReported(agentId: string, state: HubPayload<'state'>): Promise<void> {
+  /**
+   * `before`: the hub's record as its state report was stored (agents.setReportedVersion answers with it); read
+   * here when not given.
+   */
+  async stateReported(agentId: string, state: HubPayload<'state'>, before?: HubReleaseRecord): Promise<void> {
     const { storage, bus, catalog, logger } = this.#o
-    const before = await storage.releasePins.forHub(agentId)
+    before ??= await storage.releasePins.forHub(agentId)
     if (!before) return
     const update = state.update ?? null
     if (!sameUpdate(before.update, update)) {
@@ -42,7 +51,7 @@ export class ReleaseRollout {
     }
     let served: Awaited<ReturnType<ReleaseCatalog['current']>>
     try {
-      served = await catalog.current()
+      served = await catalog.current(this.#o.catalogMaxAgeMs ?? CATALOG_MAX_AGE_MS)
     } catch (error) {
       if (error instanceof CatalogUnavailable) return // no release published: nothing to roll out
       throw error

@@ -3,6 +3,7 @@ import type { Agent } from '../../protocol/agent.ts'
 import type { PageOf } from '../../protocol/pagination.ts'
 import { affected, type Sql } from './engine.ts'
 import { pageAfter } from './paging.ts'
+import { type HubReleaseRecord, toHubReleaseRecord } from './release-pins.ts'
 
 export interface NewAgent {
   account_id: string
@@ -36,14 +37,11 @@ export interface AgentRepository {
   /** After a restart of the embedded broker every session is gone. */
   markAllOffline(): Promise<void>
   /**
-   * The hub reported its state, running `version`: returns its account and whether it is online, as one
-   * statement (undefined: no such hub), since every connect of every hub reports its state.
+   * The hub reported its state, running `version`: returns what its release roll-out reads (its account, pins
+   * and latest update report) from the same statement (undefined: no such hub), since every hub reports its
+   * state on every connect and every health round.
    */
-  setReportedVersion(
-    agentId: string,
-    version: string,
-    at: string,
-  ): Promise<{ account_id: string; online: boolean } | undefined>
+  setReportedVersion(agentId: string, version: string, at: string): Promise<HubReleaseRecord | undefined>
   /** Revokes the hub's credential; undefined when there is no such hub. Revoking twice keeps the first time. */
   revoke(agentId: string, now: Date): Promise<{ agent_id: string; revoked_at: string } | undefined>
   /** Hubs revoked at or after `since` (an ISO time), oldest first. */
@@ -164,9 +162,20 @@ export function createAgentRepository({ db }: Sql): AgentRepository {
         .updateTable('agents')
         .set({ version: reported, last_seen_at: at })
         .where('agent_id', '=', agentId)
-        .returning(['account_id', 'online'])
+        .returning((eb) => [
+          'agent_id',
+          'account_id',
+          'version',
+          'release_pin as hub_pin',
+          'update_report',
+          eb
+            .selectFrom('accounts')
+            .select('accounts.release_pin')
+            .whereRef('accounts.account_id', '=', 'agents.account_id')
+            .as('account_pin'),
+        ])
         .executeTakeFirst()
-      return row && { account_id: row.account_id, online: row.online === 1 }
+      return row && toHubReleaseRecord(row)
     },
     async insert(agent) {
       const row = {

@@ -13,6 +13,25 @@ export interface HubReleaseRecord {
   update: HubUpdate | null
 }
 
+/** The columns of a HubReleaseRecord as queries select them (agents' and its account's). */
+export interface HubReleaseRow {
+  agent_id: string
+  account_id: string
+  version: string | null
+  hub_pin: string | null
+  account_pin: string | null
+  update_report: string | null
+}
+
+export const toHubReleaseRecord = (row: HubReleaseRow): HubReleaseRecord => ({
+  agent_id: row.agent_id,
+  account_id: row.account_id,
+  version: row.version,
+  account_pin: row.account_pin,
+  hub_pin: row.hub_pin,
+  update: parseUpdate(row.update_report),
+})
+
 export interface ReleasePinRepository {
   /** Pins the account's hubs to `version`, or unpins them (null). False when there is no such account. */
   pinAccount(accountId: string, version: string | null): Promise<boolean>
@@ -65,15 +84,7 @@ export function createReleasePinRepository({ db }: Sql): ReleasePinRepository {
         ])
         .where('agents.agent_id', '=', agentId)
         .executeTakeFirst()
-      if (!row) return undefined
-      return {
-        agent_id: row.agent_id,
-        account_id: row.account_id,
-        version: row.version,
-        account_pin: row.account_pin,
-        hub_pin: row.hub_pin,
-        update: parseUpdate(row.update_report),
-      }
+      return row && toHubReleaseRecord(row)
     },
     async recordUpdate(agentId, update) {
       await db

@@ -54,6 +54,8 @@ describe('release roll-out: what a hub is told after its state report (real SQLi
       bus,
       catalog: new ReleaseCatalog(path.join(dir.path, 'releases')),
       logger: pino({ level: 'silent' }),
+      // Each test publishes and reports at once: every report reads the files.
+      catalogMaxAgeMs: 0,
     })
     accountId = (await storage.accounts.create('Shop')).account_id
     hubId = (await storage.agents.insert({ account_id: accountId, name: 'hub' })).agent_id

@@ -1,6 +1,7 @@
-import { createHash, randomBytes } from 'node:crypto'
+import { createHash, generateKeyPairSync, randomBytes } from 'node:crypto'
 import { mkdirSync, writeFileSync } from 'node:fs'
 import path from 'node:path'
+import { publishRelease } from '../../ota/publish.ts'
 
 export interface FakeInstaller {
   arch: 'amd64' | 'arm64'
@@ -45,4 +46,24 @@ export function writeFakeBuild(
   }
   writeFileSync(path.join(dir, 'release.json'), JSON.stringify(manifest))
   return dir
+}
+
+/**
+ * Publishes fake builds (one arm64 installer of each format) into the data directory `dataDir()` names at
+ * each call, as `ota publish` does, all signed with one fresh Ed25519 key.
+ */
+export function fakeReleasePublisher(
+  dataDir: () => string,
+): (version: string) => ReturnType<typeof publishRelease> {
+  const privateKeyPem = generateKeyPairSync('ed25519')
+    .privateKey.export({ type: 'pkcs8', format: 'pem' })
+    .toString()
+  return (version) =>
+    publishRelease({
+      fromDir: writeFakeBuild(path.join(dataDir(), `build-${version}`), version, [
+        { arch: 'arm64', size: 100 },
+      ]),
+      dataDir: dataDir(),
+      privateKeyPem,
+    })
 }

@@ -1,9 +1,7 @@
-import { generateKeyPairSync } from 'node:crypto'
 import path from 'node:path'
 import { afterEach, beforeEach, describe, expect, it } from 'vitest'
 import { CatalogUnavailable, ReleaseCatalog } from '../../../cloud/releases/release-catalog.ts'
-import { publishRelease } from '../../../ota/publish.ts'
-import { writeFakeBuild } from '../../helpers/fake-release.ts'
+import { fakeReleasePublisher } from '../../helpers/fake-release.ts'
 import { tempDir } from '../../helpers/temp-dir.ts'
 
 /**
@@ -14,17 +12,7 @@ import { tempDir } from '../../helpers/temp-dir.ts'
 describe('release catalog files, read again when they change', () => {
   let dir: ReturnType<typeof tempDir>
   let catalog: ReleaseCatalog
-  const privateKeyPem = generateKeyPairSync('ed25519')
-    .privateKey.export({ type: 'pkcs8', format: 'pem' })
-    .toString()
-  const publish = (version: string) =>
-    publishRelease({
-      fromDir: writeFakeBuild(path.join(dir.path, `build-${version}`), version, [
-        { arch: 'arm64', size: 100 },
-      ]),
-      dataDir: dir.path,
-      privateKeyPem,
-    })
+  const publish = fakeReleasePublisher(() => dir.path)
   const currentVersion = async (maxAgeMs?: number) =>
     (await catalog.current(maxAgeMs)).catalog.current.version
 

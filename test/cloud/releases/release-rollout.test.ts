@@ -1,4 +1,3 @@
-import { generateKeyPairSync } from 'node:crypto'
 import path from 'node:path'
 import { pino } from 'pino'
 import { afterEach, beforeEach, describe, expect, it } from 'vitest'
@@ -6,9 +5,8 @@ import type { HubBus } from '../../../cloud/broker/hub-bus.ts'
 import { ReleaseCatalog } from '../../../cloud/releases/release-catalog.ts'
 import { ReleaseRollout } from '../../../cloud/releases/release-rollout.ts'
 import { openStorage, type Storage } from '../../../cloud/storage/storage.ts'
-import { publishRelease } from '../../../ota/publish.ts'
 import type { HubPayload, HubUpdate } from '../../../protocol/hub-messages.ts'
-import { writeFakeBuild } from '../../helpers/fake-release.ts'
+import { fakeReleasePublisher } from '../../helpers/fake-release.ts'
 import { tempDir } from '../../helpers/temp-dir.ts'
 
 const state = (version: string, update?: HubUpdate, updatable = true): HubPayload<'state'> => ({
@@ -27,17 +25,7 @@ describe('release roll-out: what a hub is told after its state report (real SQLi
   let rollout: ReleaseRollout
   let accountId: string
   let hubId: string
-  const privateKeyPem = generateKeyPairSync('ed25519')
-    .privateKey.export({ type: 'pkcs8', format: 'pem' })
-    .toString()
-  const publish = (version: string) =>
-    publishRelease({
-      fromDir: writeFakeBuild(path.join(dir.path, `build-${version}`), version, [
-        { arch: 'arm64', size: 100 },
-      ]),
-      dataDir: dir.path,
-      privateKeyPem,
-    })
+  const publish = fakeReleasePublisher(() => dir.path)
 
   beforeEach(async () => {
     dir = tempDir('release-rollout-')

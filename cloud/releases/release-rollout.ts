@@ -33,14 +33,9 @@ export class ReleaseRollout {
     this.#o = options
   }
 
-  /**
-   * `before`: the hub's record as its state report was stored (agents.setReportedVersion answers with it); read
-   * here when not given.
-   */
-  async stateReported(agentId: string, state: HubPayload<'state'>, before?: HubReleaseRecord): Promise<void> {
+  /** `before`: the hub's record as its state report was stored (agents.setReportedVersion answers with it). */
+  async stateReported(agentId: string, state: HubPayload<'state'>, before: HubReleaseRecord): Promise<void> {
     const { storage, bus, catalog, logger } = this.#o
-    before ??= await storage.releasePins.forHub(agentId)
-    if (!before) return
     const update = state.update ?? null
     if (!sameUpdate(before.update, update)) {
       await storage.releasePins.recordUpdate(agentId, update)

@@ -54,17 +54,26 @@ describe('release roll-out: what a hub is told after its state report (real SQLi
   })
 
   const told = () => sent.map((s) => s.payload)
+  /** As the dispatcher hands a state report on: stored first, then told with the hub as stored. */
+  const report = async (agentId: string, reported: HubPayload<'state'>) => {
+    const stored = await storage.agents.setReportedVersion(
+      agentId,
+      reported.agent_version,
+      new Date().toISOString(),
+    )
+    if (stored) await rollout.stateReported(agentId, reported, stored)
+  }
 
   it('nothing while no release is published', async () => {
-    await rollout.stateReported(hubId, state('1.0.0'))
+    await report(hubId, state('1.0.0'))
     expect(told()).toEqual([])
   })
 
   it('a hub on another release than the current one is told to run it; one on it is not', async () => {
     await publish('1.0.0')
     await publish('1.1.0')
-    await rollout.stateReported(hubId, state('1.0.0'))
-    await rollout.stateReported(hubId, state('1.1.0'))
+    await report(hubId, state('1.0.0'))
+    await report(hubId, state('1.1.0'))
     expect(told()).toEqual([{ v: 1, command: 'run_release', version: '1.1.0' }])
     expect(sent[0]?.agentId).toBe(hubId)
   })
@@ -74,12 +83,12 @@ describe('release roll-out: what a hub is told after its state report (real SQLi
     await publish('1.1.0')
     await publish('1.2.0')
     await storage.releasePins.pinAccount(accountId, '1.1.0')
-    await rollout.stateReported(hubId, state('1.2.0'))
+    await report(hubId, state('1.2.0'))
     await storage.releasePins.pinHub(hubId, '1.0.0')
-    await rollout.stateReported(hubId, state('1.2.0'))
+    await report(hubId, state('1.2.0'))
     await storage.releasePins.pinHub(hubId, null)
     await storage.releasePins.pinAccount(accountId, null)
-    await rollout.stateReported(hubId, state('1.0.0'))
+    await report(hubId, state('1.0.0'))
     expect(told().map((p) => (p as { version: string }).version)).toEqual(['1.1.0', '1.0.0', '1.2.0'])
   })
 
@@ -93,25 +102,25 @@ describe('release roll-out: what a hub is told after its state report (real SQLi
       detail: 'SHA-256 differs',
       at: '2026-03-01T00:00:00.000Z',
     }
-    await rollout.stateReported(hubId, state('1.0.0', failed))
+    await report(hubId, state('1.0.0', failed))
     expect((await storage.releasePins.forHub(hubId))?.update).toEqual(failed)
     expect(told()).toEqual([])
     // A newer release is offered all the same.
     await publish('1.2.0')
-    await rollout.stateReported(hubId, state('1.0.0', failed))
+    await report(hubId, state('1.0.0', failed))
     expect(told()).toEqual([{ v: 1, command: 'run_release', version: '1.2.0' }])
   })
 
   it('a hub that does not say it can update itself is not told (a release from before self-updates)', async () => {
     await publish('1.0.0')
     await publish('1.1.0')
-    await rollout.stateReported(hubId, state('1.0.0', undefined, false))
+    await report(hubId, state('1.0.0', undefined, false))
     expect(told()).toEqual([])
   })
 
   it('an unknown hub is ignored', async () => {
     await publish('1.0.0')
-    await rollout.stateReported('00000000-0000-4000-8000-000000000000', state('0.9.0'))
+    await report('00000000-0000-4000-8000-000000000000', state('0.9.0'))
     expect(told()).toEqual([])
   })
 })

@@ -58,13 +58,15 @@ export interface JobTarget {
   account: BenchAccount
 }
 
-export async function createJobs(
+/** `measure` starts measuring with the first job request and ends with the last offer received (CPU). */
+export async function createJobs<M>(
   fleet: Fleet,
   nodeUrls: string[],
   targets: JobTarget[],
   count: number,
   inFlight: number,
-): Promise<Dispatch> {
+  measure: () => () => M,
+): Promise<Dispatch & { cpu: M }> {
   const url = nodeUrls[0]!
   const prepared = new Map<BenchAccount, { headers: Record<string, string>; documentId: string }>()
   for (const { account } of targets) {
@@ -80,6 +82,7 @@ export async function createJobs(
   let failed = 0
   let firstError = ''
   const t0 = wallNow()
+  const measured = measure()
   await Promise.all(
     nodeUrls.flatMap((url) =>
       Array.from({ length: inFlight }, async () => {
@@ -106,6 +109,7 @@ export async function createJobs(
   await fleet
     .until((s) => s.offers - offersBefore >= expected, 60_000)
     .catch((error: unknown) => console.log(`  warning: ${(error as Error).message}`))
+  const cpu = measured()
   const first = new Map<string, { at: number; created: string; printerId: string }>()
   for (const [id, at, created, printerId] of await fleet.offers())
     if (!first.has(id)) first.set(id, { at, created, printerId })
@@ -118,5 +122,6 @@ export async function createJobs(
     hubs: new Set(offered.map((offer) => offer.printerId)).size,
     failed,
     latency: summarize(offered.map((offer) => offer.at - Date.parse(offer.created))),
+    cpu,
   }
 }

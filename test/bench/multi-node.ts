@@ -15,7 +15,7 @@ import { createJobs, type Dispatch, type JobTarget } from './multi-node-dispatch
 import { type Fleet, startFleet, wallNow } from './multi-node-fleet.ts'
 import type { WorkerHub } from './multi-node-hub-worker.ts'
 import { type BenchAccount, createAccounts, enrollHubs } from './multi-node-provision.ts'
-import { cpuSecondsOf } from './process-cpu.ts'
+import { type CpuShare, formatCpu, type MeasuredProcess, measureCpu } from './process-cpu.ts'
 import { formatSummary, type Summary, summarize } from './stats.ts'
 
 /**
@@ -75,8 +75,8 @@ interface Figures {
   heldConnected: number
   /** State reports the hubs sent per second while held. */
   heldStateReportsPerSecond: number
-  /** Each of the cloud's processes' CPU while held, % of one core. */
-  heldCpu: { name: string; percent: number }[]
+  /** CPU while held. */
+  heldCpu: CpuFigure
   rss: { name: string; mb: number }[]
   brokerDescriptors?: number
   reconnect: {
@@ -95,8 +95,10 @@ interface Figures {
     backFromUp: Summary
     /** This machine's handshakes dropped by a full accept queue, and SYNs sent again, over the reconnect. */
     kernel: Record<string, number> | undefined
+    /** CPU from listening again until every hub was back (or the bound). */
+    cpu: CpuFigure
   }
-  dispatch: Dispatch
+  dispatch: Dispatch & { cpu: CpuFigure }
   /** The cloud nodes' warnings and errors over the run, by message. */
   warnings: string
 }
@@ -118,11 +120,30 @@ const seconds = (fromMs: number, toMs: number) => (toMs - fromMs) / 1000
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms))
 const descriptorsOf = (pid: number) => readdirSync(`/proc/${pid}/fd`).length
 
-/** A process of the system under test whose CPU is measured (`withChildren`: PostgreSQL's backends too). */
-interface Measured {
-  name: string
-  pid: number
-  withChildren?: boolean
+/**
+ * The processes whose CPU the benchmark reports: the cloud's (nodes, broker, database; a getter, since the
+ * embedded node is another process after its restart) and the load's (the simulated hubs, and this process,
+ * whose HTTP client creates the jobs), which on this machine share its two cores with the cloud.
+ */
+interface Processes {
+  cloud: () => MeasuredProcess[]
+  load: MeasuredProcess[]
+}
+
+/** CPU over one phase of the run, % of one core. */
+interface CpuFigure {
+  cloud: CpuShare[]
+  load: CpuShare[]
+}
+
+const loadOf = (fleet: Fleet): MeasuredProcess[] => [
+  { name: 'simulated hubs', pids: fleet.pids() },
+  { name: 'benchmark', pids: [process.pid] },
+]
+
+function measurePhase(processes: Processes): () => CpuFigure {
+  const [cloud, load] = [measureCpu(processes.cloud()), measureCpu(processes.load)]
+  return () => ({ cloud: cloud(), load: load() })
 }
 
 /**
@@ -130,7 +151,7 @@ interface Measured {
  * bound (a broker that cannot take them all is a figure, not a failure); then hold, measuring the CPU of
  * `measured` while the hubs send their periodic state reports.
  */
-async function connectAll(fleet: Fleet, database: BenchDatabase, startedAt: number, measured: Measured[]) {
+async function connectAll(fleet: Fleet, database: BenchDatabase, startedAt: number, processes: Processes) {
   const since = new Date(startedAt).toISOString()
   const connected = await fleet
     .until((s) => s.connected === HUBS, (HUBS / CONNECTS_PER_SECOND) * 1000 + 60_000)
@@ -144,10 +165,13 @@ async function connectAll(fleet: Fleet, database: BenchDatabase, startedAt: numb
     cloudOnline = await known()
   }
   const cloudOnlineSeconds = cloudOnline === HUBS ? seconds(startedAt, wallNow()) : undefined
-  const cpu = () => measured.map((m) => cpuSecondsOf(m.pid, m.withChildren))
-  const [before, reportsBefore, holdStart] = [cpu(), (await fleet.status()).stateReports, wallNow()]
+  const [cpu, reportsBefore, holdStart] = [
+    measurePhase(processes),
+    (await fleet.status()).stateReports,
+    wallNow(),
+  ]
   await sleep(HOLD_MS)
-  const [after, held] = [cpu(), await fleet.status()]
+  const [heldCpu, held] = [cpu(), await fleet.status()]
   const heldSeconds = seconds(holdStart, wallNow())
   return {
     connected: connected.connected,
@@ -157,10 +181,7 @@ async function connectAll(fleet: Fleet, database: BenchDatabase, startedAt: numb
     connectRetries: connected.retries,
     heldConnected: held.connected,
     heldStateReportsPerSecond: (held.stateReports - reportsBefore) / heldSeconds,
-    heldCpu: measured.map((m, i) => ({
-      name: m.name,
-      percent: ((after[i]! - before[i]!) / heldSeconds) * 100,
-    })),
+    heldCpu,
   }
 }
 
@@ -169,15 +190,18 @@ async function reconnectAll(
   fleet: Fleet,
   database: BenchDatabase,
   restart: () => Promise<{ stopAt: number; downAt: number; upAt: number }>,
+  processes: Processes,
 ) {
   const { retries: before, connected: wanted, reasons: reasonsBefore } = await fleet.status()
   await fleet.mark()
   const kernelBefore = tcpExtCounters()
   const { stopAt, downAt, upAt } = await restart()
+  const cpu = measurePhase(processes)
   // Bounded: every hub that was connected before, back and connected.
   const back = await fleet
     .until((s) => s.connectedSinceMark >= wanted && s.connected >= wanted, RECONNECT_BOUND_MS)
     .catch(() => fleet.status())
+  const cpuBack = cpu()
   const allBack = back.connectedSinceMark >= wanted
   const kernel = tcpExtGrowth(kernelBefore, ['ListenOverflows', 'TCPSynRetrans'])
   const { connectedAt, lostAt } = await fleet.sinceMark()
@@ -208,6 +232,7 @@ async function reconnectAll(
     /** Seconds from listening again to each hub's reconnect (0 for those that reconnected before). */
     backFromUp: summarize(connectedAt.map((at) => Math.max(0, at - upAt) / 1000)),
     kernel,
+    cpu: cpuBack,
   }
 }
 
@@ -266,26 +291,40 @@ async function embedded(): Promise<Figures> {
       stateEveryMs: STATE_EVERY_MS,
     })
     progress('embedded: connecting the hubs')
-    const connect = await connectAll(fleet, database, startedAt, [
-      { name: 'cloud node (with aedes)', pid: cloud.process.pid! },
-    ])
+    const processes: Processes = {
+      cloud: () => [{ name: 'cloud node (with aedes)', pids: [cloud.process.pid!] }],
+      load: loadOf(fleet),
+    }
+    const connect = await connectAll(fleet, database, startedAt, processes)
     const rss = [{ name: 'cloud node (with aedes)', mb: rssOf(cloud.process.pid!) }]
     progress(`embedded: creating ${JOBS} jobs`)
-    const dispatch = await createJobs(fleet, [cloud.url], await targets(hubs, database), JOBS, IN_FLIGHT)
+    const dispatch = await createJobs(
+      fleet,
+      [cloud.url],
+      await targets(hubs, database),
+      JOBS,
+      IN_FLIGHT,
+      () => measurePhase(processes),
+    )
     progress('embedded: restarting the node')
-    const reconnect = await reconnectAll(fleet, database, async () => {
-      const stopAt = wallNow()
-      await cloud.stop()
-      const downAt = wallNow()
-      cloud = await startCloudProcess({
-        dataDir: dataDir.path,
-        port: cloud.port,
-        mqttPort: cloud.mqttPort,
-        env: CLOUD_ENV,
-      })
-      clouds.push(cloud)
-      return { stopAt, downAt, upAt: wallNow() }
-    })
+    const reconnect = await reconnectAll(
+      fleet,
+      database,
+      async () => {
+        const stopAt = wallNow()
+        await cloud.stop()
+        const downAt = wallNow()
+        cloud = await startCloudProcess({
+          dataDir: dataDir.path,
+          port: cloud.port,
+          mqttPort: cloud.mqttPort,
+          env: CLOUD_ENV,
+        })
+        clouds.push(cloud)
+        return { stopAt, downAt, upAt: wallNow() }
+      },
+      processes,
+    )
     return {
       name: 'embedded: 1 node, aedes, SQLite',
       ...connect,
@@ -348,11 +387,15 @@ async function multiNode(): Promise<Figures> {
       stateEveryMs: STATE_EVERY_MS,
     })
     progress('cluster: connecting the hubs')
-    const connect = await connectAll(fleet, database, startedAt, [
-      ...nodes.map((n, i) => ({ name: `cloud node ${'ab'[i]}`, pid: n.process.pid! })),
-      { name: 'mosquitto', pid: mosquitto.pid() },
-      { name: 'postgresql', pid: postgres.pid, withChildren: true },
-    ])
+    const processes: Processes = {
+      cloud: () => [
+        ...nodes.map((n, i) => ({ name: `cloud node ${'ab'[i]}`, pids: [n.process.pid!] })),
+        { name: 'mosquitto', pids: [mosquitto.pid()] },
+        { name: 'postgresql', pids: [postgres.pid], withChildren: true },
+      ],
+      load: loadOf(fleet),
+    }
+    const connect = await connectAll(fleet, database, startedAt, processes)
     const rss = [
       ...nodes.map((n, i) => ({ name: `cloud node ${'ab'[i]}`, mb: rssOf(n.process.pid!) })),
       { name: 'mosquitto', mb: rssOf(mosquitto.pid()) },
@@ -365,9 +408,10 @@ async function multiNode(): Promise<Figures> {
       await targets(hubs, database),
       JOBS,
       IN_FLIGHT,
+      () => measurePhase(processes),
     )
     progress('cluster: restarting Mosquitto')
-    const reconnect = await reconnectAll(fleet, database, () => mosquitto.restart())
+    const reconnect = await reconnectAll(fleet, database, () => mosquitto.restart(), processes)
     return {
       name: 'cluster: 2 nodes, Mosquitto, PostgreSQL, Redis',
       ...connect,
@@ -396,8 +440,16 @@ function report(limit: number, e: Figures, m: Figures): void {
     f.rss.filter((r) => r.name.startsWith('cloud node')).reduce((sum, r) => sum + r.mb, 0)
   const row = (label: string, a: string, b: string, r: string) =>
     `  ${label.padEnd(44)} | ${a.padEnd(22)} | ${b.padEnd(22)} | ${r}`
-  const cpuSum = (f: Figures) => f.heldCpu.reduce((sum, p) => sum + p.percent, 0)
-  const cpuParts = (f: Figures) => f.heldCpu.map((p) => `${p.name} ${p.percent.toFixed(0)} %`).join(', ')
+  const cpuSum = (f: Figures) => f.heldCpu.cloud.reduce((sum, p) => sum + p.percent, 0)
+  /** Each setup's CPU over a phase: the cloud's processes, then the load's. */
+  const cpuLines = (pick: (f: Figures) => CpuFigure) =>
+    [
+      ['embedded:', e],
+      ['cluster: ', m],
+    ].map(
+      ([name, f]) =>
+        `     ${name} cloud ${formatCpu(pick(f as Figures).cloud)}; load ${formatCpu(pick(f as Figures).load)}`,
+    )
   const s = (x: number | undefined) => (x === undefined ? 'not all in bound' : `${x.toFixed(1)} s`)
   const spread = (x: Summary) => `${x.p50.toFixed(1)} / ${x.p99.toFixed(1)} / ${x.max.toFixed(1)} s`
   const online = (f: Figures) =>
@@ -441,8 +493,7 @@ function report(limit: number, e: Figures, m: Figures): void {
       `${cpuSum(m).toFixed(0)} %`,
       ratio(cpuSum(m), cpuSum(e)),
     ),
-    `     embedded: ${cpuParts(e)}`,
-    `     cluster:  ${cpuParts(m)}`,
+    ...cpuLines((f) => f.heldCpu),
     row(
       'b. cloud nodes VmRSS (sum)',
       `${nodeMb(e).toFixed(0)} MB`,
@@ -506,6 +557,8 @@ function report(limit: number, e: Figures, m: Figures): void {
       String(m.reconnect.kernel?.TCPSynRetrans ?? 'n/a'),
       '',
     ),
+    '   CPU from listening until every hub was back, % of one core',
+    ...cpuLines((f) => f.reconnect.cpu),
     row(
       'd. jobs created (201) per second',
       e.dispatch.createdPerSecond.toFixed(0),
@@ -527,6 +580,8 @@ function report(limit: number, e: Figures, m: Figures): void {
     ),
     `   created_at → offer at the hub, embedded: ${formatSummary(e.dispatch.latency, 0)}`,
     `   created_at → offer at the hub, cluster:  ${formatSummary(m.dispatch.latency, 0)}`,
+    '   CPU from the first job request to the last offer, % of one core',
+    ...cpuLines((f) => f.dispatch.cpu),
   ]
   lines.push(
     `   why hubs could not reconnect, embedded: ${e.reconnect.reasons || 'nothing'}`,

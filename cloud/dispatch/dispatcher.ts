@@ -276,11 +276,20 @@ export class Dispatcher {
     await this.#o.onState?.(agentId, state, agent)
   }
 
+  // A hub's reports on a job are each one statement in the common case: the change applies only to a job on a
+  // printer of that hub (a report on another hub's job changes nothing). The job is read only when it did not
+  // apply, to tell the hub again what the cloud asked of it.
+
   async #ack(agentId: string, ack: HubPayload<'job-ack'>): Promise<void> {
+    const reserved = await this.#lifecycle.reserve(ack.print_job_id, agentId, ack.at)
+    // The hub spooled a job that is to be dropped (or that ended here without it): tell it again.
+    if (reserved) {
+      if (reserved.cancel_requested_at !== null)
+        await this.#askToDrop(agentId, ack.print_job_id, reserved.cancel_reason ?? 'cancelled')
+      return
+    }
     const job = await this.#o.storage.printJobs.dispatchable(ack.print_job_id)
     if (!job || job.agent_id !== agentId) return
-    await this.#lifecycle.apply(job.print_job_id, 'reserve', { reserved_at: ack.at })
-    // The hub spooled a job that is to be dropped (or that ended here without it): tell it again.
     if (job.cancel_requested_at !== null)
       await this.#askToDrop(agentId, job.print_job_id, job.cancel_reason ?? 'cancelled')
     else if (job.status === 'cancelled' || job.status === 'failed')
@@ -288,26 +297,34 @@ export class Dispatcher {
   }
 
   async #waiting(agentId: string, report: HubPayload<'job-waiting'>): Promise<void> {
-    const job = await this.#o.storage.printJobs.dispatchable(report.print_job_id)
-    if (!job || job.agent_id !== agentId) return
-    await this.#lifecycle.apply(job.print_job_id, 'wait', { waiting_reason: report.reason })
+    await this.#lifecycle.apply(
+      report.print_job_id,
+      'wait',
+      { waiting_reason: report.reason },
+      undefined,
+      agentId,
+    )
   }
 
   async #status(agentId: string, report: HubPayload<'job-status'>): Promise<void> {
-    const { storage, logger } = this.#o
-    const job = await storage.printJobs.dispatchable(report.print_job_id)
-    if (!job || job.agent_id !== agentId) return
+    const { logger } = this.#o
+    const id = report.print_job_id
     const applied = await this.#lifecycle.hubReported(
-      job.print_job_id,
+      id,
       report.status,
       report.at,
       { reason: report.failure_reason, detail: report.detail },
-      (report.status === 'cancelled' && this.#cancelLogs.get(job.print_job_id)) || logger,
+      (report.status === 'cancelled' && this.#cancelLogs.get(id)) || logger,
+      agentId,
     )
-    if (applied) this.#settled.changed(job.print_job_id)
-    else if (job.status === 'cancelled' && (report.status === 'printing' || report.status === 'printed')) {
-      // Cannot happen since cancels are confirmed by the hub; kept loud in case it ever does.
-      logger.error({ print_job_id: job.print_job_id, reported: report.status }, 'hub printed a cancelled job')
+    if (applied) {
+      this.#settled.changed(id)
+      return
     }
+    if (report.status !== 'printing' && report.status !== 'printed') return
+    // Cannot happen since cancels are confirmed by the hub; kept loud in case it ever does.
+    const job = await this.#o.storage.printJobs.dispatchable(id)
+    if (job?.agent_id === agentId && job.status === 'cancelled')
+      logger.error({ print_job_id: id, reported: report.status }, 'hub printed a cancelled job')
   }
 }

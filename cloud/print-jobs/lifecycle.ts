@@ -1,6 +1,6 @@
 import type { BaseLogger } from 'pino'
 import type { PrintJobStatus } from '../../protocol/enums.ts'
-import type { PrintJobRepository, StatusChange } from '../storage/print-jobs.ts'
+import type { AppliedChange, PrintJobRepository, StatusChange } from '../storage/print-jobs.ts'
 
 /**
  * A print job's life (docs/job-lifecycle.md), as one table that the routes, the dispatcher and expiry all go
@@ -87,15 +87,37 @@ export class JobLifecycle {
     this.#log = log
   }
 
-  /** Applies `event` if the job is where its rule starts; false (changing nothing) otherwise. */
+  /**
+   * Applies `event` if the job is where its rule starts (and, with `hubId`, if it is on a printer of that hub,
+   * the one reporting it); false (changing nothing) otherwise.
+   */
   async apply(
     printJobId: string,
     event: JobEvent,
     change: StatusChange = {},
     log = this.#log,
+    hubId?: string,
   ): Promise<boolean> {
-    const applied = await this.#jobs.apply(printJobId, JOB_RULES[event], change)
-    if (!applied) return false
+    return (await this.#apply(printJobId, event, change, log, hubId)) !== undefined
+  }
+
+  /**
+   * The hub `hubId` has the job in its spool: the job as it is now, with the cancel requested of it meanwhile
+   * (which the hub is then told again), or undefined when that changes nothing (not pending, or not its job).
+   */
+  reserve(printJobId: string, hubId: string, at: string): Promise<AppliedChange | undefined> {
+    return this.#apply(printJobId, 'reserve', { reserved_at: at }, this.#log, hubId)
+  }
+
+  async #apply(
+    printJobId: string,
+    event: JobEvent,
+    change: StatusChange,
+    log: JobLog | undefined,
+    hubId: string | undefined,
+  ): Promise<AppliedChange | undefined> {
+    const applied = await this.#jobs.apply(printJobId, JOB_RULES[event], change, hubId)
+    if (!applied) return undefined
     const failureReason = applied.status === 'failed' ? applied.failure_reason : undefined
     log?.info(
       {
@@ -110,7 +132,7 @@ export class JobLifecycle {
       },
       failureReason === 'expired' ? 'print job expired' : LOG_MESSAGES[event],
     )
-    return true
+    return applied
   }
 
   /** Records that the job goes to its hub; `missed`: only if it was never offered (the sweep's claim). */
@@ -140,19 +162,29 @@ export class JobLifecycle {
     )
   }
 
-  /** What a hub reported about a job; false when it changes nothing (stale, repeated or not allowed). */
+  /**
+   * What a hub reported about a job; false when it changes nothing (stale, repeated or not allowed). With
+   * `hubId`, the hub that reported it: a job that is not on one of its printers does not change.
+   */
   hubReported(
     printJobId: string,
     status: 'printing' | 'printed' | 'failed' | 'cancelled',
     at: string,
     failure: { reason?: string; detail?: string } = {},
     log = this.#log,
+    hubId?: string,
   ): Promise<boolean> {
     switch (status) {
       case 'printing':
-        return this.apply(printJobId, 'start', { reserved_at: at, started_at: at }, log)
+        return this.apply(printJobId, 'start', { reserved_at: at, started_at: at }, log, hubId)
       case 'printed':
-        return this.apply(printJobId, 'print', { reserved_at: at, started_at: at, completed_at: at }, log)
+        return this.apply(
+          printJobId,
+          'print',
+          { reserved_at: at, started_at: at, completed_at: at },
+          log,
+          hubId,
+        )
       case 'failed':
         return this.apply(
           printJobId,
@@ -164,9 +196,10 @@ export class JobLifecycle {
             ...(failure.detail !== undefined && { failure_detail: failure.detail }),
           },
           log,
+          hubId,
         )
       case 'cancelled':
-        return this.apply(printJobId, 'confirmCancel', { completed_at: at }, log)
+        return this.apply(printJobId, 'confirmCancel', { completed_at: at }, log, hubId)
     }
   }
 }

@@ -54,11 +54,13 @@ export interface JobHandoff {
   cancel_reason: 'cancelled' | 'expired' | null
 }
 
-/** A job as a lifecycle change left it. */
+/** A job as a lifecycle change left it, with the cancel (or expiry) requested of its hub, if any. */
 export interface AppliedChange {
   printer_id: string
   status: PrintJobStatus
   failure_reason: string | null
+  cancel_requested_at: string | null
+  cancel_reason: 'cancelled' | 'expired' | null
 }
 
 export interface PrintJobRepository {
@@ -74,9 +76,15 @@ export interface PrintJobRepository {
   /**
    * Applies a lifecycle rule as one compare-and-set: only if the job's status is one of `rule.from` and its
    * condition holds, it moves to `rule.to` (if any) and records `change` where nothing was recorded yet.
-   * Returns the job as it is now (what its log line names), or undefined (changing nothing) otherwise.
+   * With `hubId` (the hub that reported the change), only a job on a printer of that hub changes. Returns the
+   * job as it is now (what its log line names), or undefined (changing nothing) otherwise.
    */
-  apply(printJobId: string, rule: JobRuleSpec, change: StatusChange): Promise<AppliedChange | undefined>
+  apply(
+    printJobId: string,
+    rule: JobRuleSpec,
+    change: StatusChange,
+    hubId?: string,
+  ): Promise<AppliedChange | undefined>
   /**
    * Pending jobs created before `cutoff` that no hub was offered although their hub is online (an offer that
    * failed to go out), oldest first, at most `limit`.
@@ -218,7 +226,7 @@ export function createPrintJobRepository(sql: Sql): PrintJobRepository {
         .execute()
       return rows.map(toDispatchable)
     },
-    async apply(id, rule, change) {
+    async apply(id, rule, change, hubId) {
       // One conditional UPDATE: the status must be one the rule starts from, and its condition must hold at
       // the moment of the write, so two changes that cross cannot both apply (on either engine).
       const to = rule.to
@@ -254,8 +262,20 @@ export function createPrintJobRepository(sql: Sql): PrintJobRepository {
       if (rule.when === 'no_cancel_requested') update = update.where('cancel_requested_at', 'is', null)
       if (rule.when === 'unoffered')
         update = update.where('offered_at', 'is', null).where('cancel_requested_at', 'is', null)
-      const row = await update.returning(['printer_id', 'status', 'failure_reason']).executeTakeFirst()
-      return row && { ...row, status: row.status as PrintJobStatus }
+      if (hubId !== undefined)
+        update = update.where('printer_id', 'in', (eb) =>
+          eb.selectFrom('printers').select('printers.printer_id').where('printers.agent_id', '=', hubId),
+        )
+      const row = await update
+        .returning(['printer_id', 'status', 'failure_reason', 'cancel_requested_at', 'cancel_reason'])
+        .executeTakeFirst()
+      return (
+        row && {
+          ...row,
+          status: row.status as PrintJobStatus,
+          cancel_reason: row.cancel_reason as AppliedChange['cancel_reason'],
+        }
+      )
     },
     async pendingSince(cutoff, limit) {
       const rows = await db

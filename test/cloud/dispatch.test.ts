@@ -171,6 +171,41 @@ describe('the dispatcher and the agent API, with an MQTT client standing in for 
     })
   })
 
+  it('changes nothing when a hub reports on a job of another hub', async () => {
+    const created = await createJob()
+    const other = await seedAccount(full.cloud, 'Other shop')
+    const intruder = await enroll(full.url, other.enrollmentToken)
+    const intruderClient = await connectHub(full.mqttUrl, {
+      clientId: intruder.agent_id,
+      username: intruder.agent_id,
+      password: intruder.credential,
+    })
+    try {
+      const at = new Date().toISOString()
+      const report = (topic: string, payload: object) =>
+        intruderClient.publishAsync(
+          `hubs/${intruder.agent_id}/${topic}`,
+          JSON.stringify({ v: 1, print_job_id: created.print_job_id, at, ...payload }),
+          { qos: 1 },
+        )
+      await report('job-ack', {})
+      await report('job-waiting', { reason: 'paper_out' })
+      await report('job-status', { status: 'printed' })
+      await new Promise((r) => setTimeout(r, 200))
+      expect(await job(created.print_job_id)).toMatchObject({
+        status: 'pending',
+        reserved_at: null,
+        completed_at: null,
+        waiting_reason: null,
+      })
+    } finally {
+      intruderClient.end(true)
+    }
+    // Its own hub's report still applies.
+    await publish('job-ack', { print_job_id: created.print_job_id, at: new Date().toISOString() })
+    await until(async () => (await job(created.print_job_id))?.status === 'reserved')
+  })
+
   it('keeps the failure reason the hub reports, and what it said about it', async () => {
     const created = await createJob()
     await publish('job-status', {

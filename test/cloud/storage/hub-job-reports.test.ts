@@ -1,7 +1,7 @@
-import { afterEach, beforeEach, describe, expect, it } from 'vitest'
+import { describe, expect, it } from 'vitest'
 import { JOB_RULES } from '../../../cloud/print-jobs/lifecycle.ts'
-import { ENGINES, storageEngine, type TestStorage } from './engines.ts'
-import { printersOnHubs, storeJob } from './stored-jobs.ts'
+import { ENGINES } from './engines.ts'
+import { shopWithPrintersOnHubs, storeJob } from './stored-jobs.ts'
 
 /**
  * printJobs.apply with the hub that reports (the dispatcher applies a hub's acknowledgement, waiting reason or
@@ -9,61 +9,51 @@ import { printersOnHubs, storeJob } from './stored-jobs.ts'
  * with the cancel the cloud requested of it, which the hub is then told again. The same on both engines.
  */
 describe.each(ENGINES)('hub job reports on %s', (engine) => {
-  const engineUnderTest = storageEngine(engine)
-  let t: TestStorage
-  let accountId: string
-  let printerOf: Record<'online' | 'offline', string>
-  let hubOf: Record<'online' | 'offline', string>
-
-  beforeEach(async () => {
-    t = await engineUnderTest.open()
-    accountId = (await t.storage.accounts.create('Shop')).account_id
-    printerOf = await printersOnHubs(t.storage, accountId)
-    const hub = async (printerId: string) => (await t.storage.printers.locate(printerId))!.agent_id
-    hubOf = { online: await hub(printerOf.online), offline: await hub(printerOf.offline) }
-  })
-  afterEach(async () => {
-    await t.close()
-  })
+  const shop = shopWithPrintersOnHubs(engine)
 
   it('applies the report of the job’s own hub, answering with the cancel requested of it', async () => {
-    const job = await storeJob(t.storage, accountId, printerOf.online)
+    const job = await storeJob(shop.t.storage, shop.accountId, shop.printerOf.online)
     const at = new Date().toISOString()
     expect(
-      await t.storage.printJobs.apply(job.print_job_id, JOB_RULES.reserve, { reserved_at: at }, hubOf.online),
+      await shop.t.storage.printJobs.apply(
+        job.print_job_id,
+        JOB_RULES.reserve,
+        { reserved_at: at },
+        shop.hubOf.online,
+      ),
     ).toEqual({
-      printer_id: printerOf.online,
+      printer_id: shop.printerOf.online,
       status: 'reserved',
       failure_reason: null,
       cancel_requested_at: null,
       cancel_reason: null,
     })
-    await t.storage.printJobs.apply(job.print_job_id, JOB_RULES.requestCancel, {
+    await shop.t.storage.printJobs.apply(job.print_job_id, JOB_RULES.requestCancel, {
       cancel_requested_at: at,
       cancel_reason: 'cancelled',
     })
     expect(
-      await t.storage.printJobs.apply(
+      await shop.t.storage.printJobs.apply(
         job.print_job_id,
         JOB_RULES.wait,
         { waiting_reason: 'paper_out' },
-        hubOf.online,
+        shop.hubOf.online,
       ),
     ).toMatchObject({ status: 'reserved', cancel_requested_at: at, cancel_reason: 'cancelled' })
   })
 
   it('changes nothing when another hub reports on the job', async () => {
-    const job = await storeJob(t.storage, accountId, printerOf.online)
+    const job = await storeJob(shop.t.storage, shop.accountId, shop.printerOf.online)
     const at = new Date().toISOString()
     expect(
-      await t.storage.printJobs.apply(
+      await shop.t.storage.printJobs.apply(
         job.print_job_id,
         JOB_RULES.print,
         { reserved_at: at, started_at: at, completed_at: at },
-        hubOf.offline,
+        shop.hubOf.offline,
       ),
     ).toBeUndefined()
-    expect(await t.storage.printJobs.dispatchable(job.print_job_id)).toMatchObject({
+    expect(await shop.t.storage.printJobs.dispatchable(job.print_job_id)).toMatchObject({
       status: 'pending',
       reserved_at: null,
       completed_at: null,

@@ -1,9 +1,9 @@
 import { randomUUID } from 'node:crypto'
-import { afterEach, beforeEach, describe, expect, it } from 'vitest'
+import { describe, expect, it } from 'vitest'
 import { resolveOptions } from '../../../cloud/print-jobs/submit.ts'
 import type { PrintJob } from '../../../protocol/print-job.ts'
-import { ENGINES, storageEngine, type TestStorage } from './engines.ts'
-import { printersOnHubs } from './stored-jobs.ts'
+import { ENGINES } from './engines.ts'
+import { shopWithPrintersOnHubs } from './stored-jobs.ts'
 
 const MINUTE = 60_000
 
@@ -12,19 +12,7 @@ const MINUTE = 60_000
  * to an online hub of which nothing was heard since the cutoff, the same on both engines.
  */
 describe.each(ENGINES)('silent jobs on %s', (engine) => {
-  const engineUnderTest = storageEngine(engine)
-  let t: TestStorage
-  let accountId: string
-  let printerOf: Record<'online' | 'offline', string>
-
-  beforeEach(async () => {
-    t = await engineUnderTest.open()
-    accountId = (await t.storage.accounts.create('Shop')).account_id
-    printerOf = await printersOnHubs(t.storage, accountId)
-  })
-  afterEach(async () => {
-    await t.close()
-  })
+  const shop = shopWithPrintersOnHubs(engine)
 
   const ago = (ms: number) => new Date(Date.now() - ms).toISOString()
 
@@ -48,14 +36,14 @@ describe.each(ENGINES)('silent jobs on %s', (engine) => {
       filename: null,
       created_at: ago(60 * MINUTE),
     }
-    expect(await t.storage.documents.insertWithinQuota(accountId, document, 1e9)).toBe(true)
+    expect(await shop.t.storage.documents.insertWithinQuota(shop.accountId, document, 1e9)).toBe(true)
     const printJob: PrintJob = {
       print_job_id: randomUUID(),
       document_id: document.document_id,
       document_mime_type: document.document_mime_type,
       document_format: document.document_format,
       document_raw_language: document.document_raw_language,
-      printer_id: printerOf[hub],
+      printer_id: shop.printerOf[hub],
       status: 'pending',
       ...resolveOptions({}),
       created_at: ago(60 * MINUTE),
@@ -66,9 +54,9 @@ describe.each(ENGINES)('silent jobs on %s', (engine) => {
       failure_detail: null,
       waiting_reason: null,
     }
-    expect(await t.storage.printJobs.insertWithinCapacity(accountId, printJob, 1000)).toBe(true)
+    expect(await shop.t.storage.printJobs.insertWithinCapacity(shop.accountId, printJob, 1000)).toBe(true)
     if (Object.keys(columns).length > 0)
-      await t.db
+      await shop.t.db
         .updateTable('print_jobs')
         .set(columns as never)
         .where('print_job_id', '=', printJob.print_job_id)
@@ -100,9 +88,9 @@ describe.each(ENGINES)('silent jobs on %s', (engine) => {
     })
     await job({ offered_at: long }, 'offline')
 
-    const found = await t.storage.printJobs.silentAtOnlineHubs(ago(MINUTE), 100)
+    const found = await shop.t.storage.printJobs.silentAtOnlineHubs(ago(MINUTE), 100)
     expect(found.map((each) => each.print_job_id)).toEqual(silent)
     expect(found[2]).toMatchObject({ status: 'printing', agent_id: expect.any(String) })
-    expect(await t.storage.printJobs.silentAtOnlineHubs(ago(MINUTE), 2)).toHaveLength(2)
+    expect(await shop.t.storage.printJobs.silentAtOnlineHubs(ago(MINUTE), 2)).toHaveLength(2)
   })
 })

@@ -1,8 +1,11 @@
 import { randomUUID } from 'node:crypto'
+import { afterEach, beforeEach } from 'vitest'
 import { resolveOptions } from '../../../cloud/print-jobs/submit.ts'
+import type { Engine } from '../../../cloud/storage/engine.ts'
 import type { Storage } from '../../../cloud/storage/storage.ts'
 import type { PrintJob } from '../../../protocol/print-job.ts'
 import { RECEIPT_PRINTER } from '../test-cloud.ts'
+import { storageEngine, type TestStorage } from './engines.ts'
 
 /**
  * A job stored straight through storage, for contract tests that arrange rows: a small ESC/POS document of the
@@ -49,21 +52,46 @@ export async function storeJob(
   return printJob
 }
 
-/** A receipt printer on an online hub of the account and one on an offline hub: each printer's id. */
-export async function printersOnHubs(
-  storage: Storage,
-  accountId: string,
-): Promise<Record<'online' | 'offline', string>> {
-  const printerOn = async (online: boolean) => {
-    const agent = await storage.agents.insert({ account_id: accountId, name: 'hub', online })
-    const printer = await storage.printers.insert({
-      account_id: accountId,
-      agent_id: agent.agent_id,
-      name: 'Receipts',
-      capabilities: RECEIPT_PRINTER,
-      reported: online,
-    })
-    return printer.printer_id
-  }
-  return { online: await printerOn(true), offline: await printerOn(false) }
+type OnlineOrNot = Record<'online' | 'offline', string>
+
+/** Contract tests' storage with a shop account whose receipt printers are on an online and an offline hub. */
+export interface ShopOnHubs {
+  t: TestStorage
+  accountId: string
+  /** Each printer's id. */
+  printerOf: OnlineOrNot
+  /** Each printer's hub's id. */
+  hubOf: OnlineOrNot
+}
+
+/**
+ * For a describe block on `engine`: before each test, a fresh storage with the shop of ShopOnHubs (its fields
+ * are set then); it is closed after each test.
+ */
+export function shopWithPrintersOnHubs(engine: Engine): ShopOnHubs {
+  const engineUnderTest = storageEngine(engine)
+  const shop = {} as ShopOnHubs
+  beforeEach(async () => {
+    shop.t = await engineUnderTest.open()
+    const { storage } = shop.t
+    shop.accountId = (await storage.accounts.create('Shop')).account_id
+    const printerOn = async (online: boolean) => {
+      const agent = await storage.agents.insert({ account_id: shop.accountId, name: 'hub', online })
+      const printer = await storage.printers.insert({
+        account_id: shop.accountId,
+        agent_id: agent.agent_id,
+        name: 'Receipts',
+        capabilities: RECEIPT_PRINTER,
+        reported: online,
+      })
+      return [printer.printer_id, agent.agent_id] as const
+    }
+    const [online, offline] = [await printerOn(true), await printerOn(false)]
+    shop.printerOf = { online: online[0], offline: offline[0] }
+    shop.hubOf = { online: online[1], offline: offline[1] }
+  })
+  afterEach(async () => {
+    await shop.t.close()
+  })
+  return shop
 }

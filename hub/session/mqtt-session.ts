@@ -33,6 +33,17 @@ export interface SessionOptions {
   backoff?: Backoff
 }
 
+/** How long a connection attempt may take until the broker's CONNACK, before the hub gives up and backs off. */
+export const CONNECT_TIMEOUT_MS = 10_000
+
+/**
+ * The keep-alive a hub asks for: the broker gives up on a client after one and a half keep-alive periods
+ * (MQTT 3.1.1 §3.1.2.10), so two thirds of the cloud's figure means a lost hub is noticed within that figure.
+ */
+export function hubKeepaliveSeconds(cloudKeepaliveSeconds: number): number {
+  return Math.max(1, Math.floor((cloudKeepaliveSeconds * 2) / 3))
+}
+
 /** CONNACK codes that refuse the login (MQTT 3.1.1 §3.2.2.3: 4 bad user name or password, 5 not authorised; MQTT 5 §3.2.2.2: 0x86, 0x87). */
 const LOGIN_REFUSED = new Set([4, 5, 0x86, 0x87])
 
@@ -125,12 +136,10 @@ export class MqttSession {
       clientId: agentId,
       username: agentId,
       password: credential,
-      // The broker gives up on a client after one and a half keep-alive periods (MQTT 3.1.1 §3.1.2.10): two
-      // thirds of the cloud's figure means a lost hub is noticed within that figure.
-      keepalive: Math.max(1, Math.floor((keepaliveSeconds * 2) / 3)),
+      keepalive: hubKeepaliveSeconds(keepaliveSeconds),
       clean: true,
       reconnectPeriod: 0,
-      connectTimeout: 10_000,
+      connectTimeout: CONNECT_TIMEOUT_MS,
       will: {
         topic: hubTopic(agentId, 'presence'),
         payload: Buffer.from(JSON.stringify(will)),

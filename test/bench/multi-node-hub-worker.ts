@@ -1,17 +1,15 @@
-import net from 'node:net'
-import pino from 'pino'
-import { MqttSession } from '../../hub/session/mqtt-session.ts'
 import { type HubPrinter, PROTOCOL_VERSION } from '../../protocol/hub-messages.ts'
+import { SimulatedHubSession } from './simulated-hub-session.ts'
 
 /**
  * One process of simulated hubs for the multi-node benchmark (started by multi-node-fleet.ts, driven over its
- * IPC channel). Each simulated hub is the real hub's own MQTT session (hub/session/mqtt-session.ts: its
- * credential as login, its own `job-offer` and `command` subscriptions, presence online after each connect
- * with the offline presence as last will, reconnects with the hub's exponential backoff and full jitter) and,
- * as the real agent does on every connect and after every health round (HUB_HEALTH_INTERVAL_MS, 30 s by
- * default), sends its state report with one printer; it acknowledges each offer it receives (`job-ack`) and
- * reports the job printed at once, so that jobs do not pile up unfinished.
- * Nothing is printed: the figure is the offer's arrival.
+ * IPC channel). Each simulated hub speaks to the broker as the hub's own session does
+ * (simulated-hub-session.ts: its credential as login, its own `job-offer` and `command` subscriptions,
+ * presence online after each connect with the offline presence as last will, reconnects with the hub's
+ * exponential backoff and full jitter) and, as the real agent does on every connect and after every health
+ * round (HUB_HEALTH_INTERVAL_MS, 30 s by default), sends its state report with one printer; it acknowledges
+ * each offer it receives (`job-ack`) and reports the job printed at once, so that jobs do not pile up
+ * unfinished. Nothing is printed: the figure is the offer's arrival.
  */
 export interface WorkerHub {
   agentId: string
@@ -66,7 +64,7 @@ export type OfferArrival = [string, number, string, string]
 
 const now = () => performance.timeOrigin + performance.now()
 
-const sessions: MqttSession[] = []
+const sessions: SimulatedHubSession[] = []
 const connectedAt: number[] = []
 let mark = Number.POSITIVE_INFINITY
 let retries = 0
@@ -75,38 +73,9 @@ const lostAt: number[] = []
 const offers: OfferArrival[] = []
 let stateReports = 0
 
-// The session logs each lost connection once with its backoff delay; counted, not printed.
-const logger = pino(
-  { level: 'info' },
-  {
-    write(line: string) {
-      if (line.includes('"mqtt connection lost"')) {
-        retries++
-        if (now() >= mark) lostAt.push(now())
-      } else if (line.includes('"cannot reach the MQTT broker"')) {
-        const reason = /"reason":"([^"]*)"/.exec(line)?.[1] ?? 'unknown'
-        reasons[reason] = (reasons[reason] ?? 0) + 1
-      } else if (line.includes('"mqtt error"')) {
-        const reason = `after connect: ${/"err":"([^"]*)"/.exec(line)?.[1] ?? 'unknown'}`
-        reasons[reason] = (reasons[reason] ?? 0) + 1
-      } else if (line.includes('"level":50') || line.includes('"level":60')) process.stderr.write(line)
-    },
-  },
-)
-
-/** Every TCP connection of this process (mqtt.js's among them) from `address`. */
-function connectFrom(address: string): void {
-  const createConnection = net.createConnection
-  net.createConnection = ((options: net.NetConnectOpts, listener?: () => void) =>
-    createConnection(
-      { ...options, localAddress: address } as net.NetConnectOpts,
-      listener,
-    )) as typeof net.createConnection
-}
-
 function start(message: Extract<ToWorker, { type: 'start' }>): void {
   const { hubs, printer } = message
-  connectFrom(message.sourceAddress)
+  const broker = new URL(message.mqttUrl)
   hubs.forEach((hub, index) => {
     const publishState = () => {
       stateReports++
@@ -119,12 +88,13 @@ function start(message: Extract<ToWorker, { type: 'start' }>): void {
         })
         .catch(() => {})
     }
-    const session: MqttSession = new MqttSession({
-      mqttUrl: message.mqttUrl,
+    const session: SimulatedHubSession = new SimulatedHubSession({
+      host: broker.hostname,
+      port: Number(broker.port),
+      localAddress: message.sourceAddress,
       agentId: hub.agentId,
       credential: hub.credential,
       keepaliveSeconds: message.keepaliveSeconds,
-      logger,
       onConnected() {
         connectedAt[index] = now()
         publishState()
@@ -140,7 +110,11 @@ function start(message: Extract<ToWorker, { type: 'start' }>): void {
           )
           .catch(() => {})
       },
-      onCommand() {},
+      onLost(reason) {
+        retries++
+        if (now() >= mark) lostAt.push(now())
+        if (reason) reasons[reason] = (reasons[reason] ?? 0) + 1
+      },
     })
     sessions.push(session)
     connectedAt.push(0)

@@ -21,16 +21,18 @@ import { formatSummary, type Summary, summarize } from './stats.ts'
 /**
  * Many hubs on the cloud beyond one machine (issue 9): Mosquitto (dynamic security, one client per hub) and
  * two cloud nodes on PostgreSQL and Redis, beside the embedded single node (aedes in the cloud's process,
- * SQLite) in the same run, with the same simulated hubs (multi-node-hub-worker.ts: the real hub's MQTT
- * session, each with its own enrolled agent id and credential, confined to its own topics by the broker):
+ * SQLite) in the same run, with the same simulated hubs (multi-node-hub-worker.ts: the hub's MQTT session as
+ * the broker sees it, each with its own enrolled agent id and credential, confined to its own topics by the
+ * broker), and Mosquitto at the priority the README's unit gives it (multi-node-broker.ts):
  *   a. hubs held connected and authenticated at once, for a while, each sending its state report every 30 s as
  *      the real hub's health rounds do, and the CPU the cloud's processes use meanwhile;
  *   b. the cloud nodes' resident memory (VmRSS) with all of them connected;
  *   c. after the broker restarts (Mosquitto; for the embedded node, the node itself, since the broker runs
  *      in it), the time until every hub has reconnected (connected, subscribed, presence acknowledged), the
- *      hubs backing off with the real hub's exponential backoff and full jitter; and until the cloud has
+ *      hubs backing off with the hub's exponential backoff and full jitter; and until the cloud has
  *      marked every hub online in its database; with the handshakes this machine's kernel dropped because the
- *      broker's accept queue was full (Mosquitto 2.0 listens with a backlog of 100), which set the tail;
+ *      broker's accept queue was full (Mosquitto 2.0 listens with a backlog of 100), which set the tail whenever
+ *      the broker waited for CPU;
  *   d. jobs dispatched per second to many connected hubs: POST /api/v1/print-jobs (one uploaded document,
  *      printers of every hub in turn, the two nodes in turn) → the job's offer received by its hub; the rate
  *      is jobs over the time from the first request sent to the last offer received.
@@ -413,7 +415,7 @@ async function multiNode(): Promise<Figures> {
     progress('cluster: restarting Mosquitto')
     const reconnect = await reconnectAll(fleet, database, () => mosquitto.restart(), processes)
     return {
-      name: 'cluster: 2 nodes, Mosquitto, PostgreSQL, Redis',
+      name: `cluster: 2 nodes, Mosquitto${mosquitto.nice ? ` (nice ${mosquitto.nice})` : ''}, PostgreSQL, Redis`,
       ...connect,
       rss,
       brokerDescriptors,
@@ -458,7 +460,7 @@ function report(limit: number, e: Figures, m: Figures): void {
       : s(f.reconnect.cloudOnlineFromStopSeconds)
   const lines = [
     '',
-    `many hubs: ${HUBS} simulated hubs (real hub MQTT session, own enrolled credential each) in ${Math.ceil(HUBS / PER_WORKER)} processes; open-file limit ${limit}`,
+    `many hubs: ${HUBS} simulated hubs (the hub's MQTT session on the wire, own enrolled credential each) in ${Math.ceil(HUBS / PER_WORKER)} processes; open-file limit ${limit}`,
     `  first connections paced at ${CONNECTS_PER_SECOND}/s; keep-alive ${Math.floor((KEEPALIVE_SECONDS * 2) / 3)} s; held ${HOLD_MS / 1000} s, a state report from each hub every ${STATE_EVERY_MS / 1000} s; ${JOBS} jobs to hubs of ${ACCOUNTS} accounts, ${IN_FLIGHT} requests in flight per node`,
     row('', e.name, m.name, 'ratio cluster/embedded'),
     row(

@@ -47,7 +47,7 @@ export interface Restart {
 /**
  * The broker's priority, as the README's unit for it sets (`Nice=-10`). Here it shares two cores with the nodes,
  * PostgreSQL and the simulated hubs; at the same priority as they, it got 12–25 % of a core while runnable
- * throughout a fleet's reconnect, took 3 s to start and 2 s to stop, and its accept queue of 100 (Mosquitto 2.0
+ * throughout a fleet's reconnect, took 2–4 s to stop and 3–4 s to start, and its accept queue of 100 (Mosquitto 2.0
  * listens with that backlog, no setting changes it) stayed full: 100,000 handshakes dropped, thousands of hubs
  * timed out waiting for CONNACK and backed off again, and the last came back 20 s after it listened.
  */

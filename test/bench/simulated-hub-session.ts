@@ -181,8 +181,7 @@ export class SimulatedHubSession {
           pingAnswered = true
           return
         case 'publish':
-          if (packet.qos === 1)
-            socket.write(mqttPacket.generate({ cmd: 'puback', messageId: packet.messageId }))
+          if (packet.qos === 1) this.#write(socket, { cmd: 'puback', messageId: packet.messageId })
           this.#onMessage(packet.topic, packet.payload)
       }
     })
@@ -214,7 +213,12 @@ export class SimulatedHubSession {
   }
 
   #onMessage(topic: string, payload: Buffer | string): void {
-    const value = JSON.parse(payload.toString()) as { command?: string }
+    let value: { command?: string }
+    try {
+      value = JSON.parse(payload.toString()) as { command?: string }
+    } catch {
+      return // The cloud sends JSON; a benchmark hub ignores anything else, as the hub drops it.
+    }
     if (topic.endsWith('/job-offer')) this.#o.onOffer(value as HubPayload<'job-offer'>)
     else if (value.command === 'announce') this.#announce().catch(() => {})
   }

@@ -1,6 +1,7 @@
 import { execFileSync } from 'node:child_process'
 import { readdirSync } from 'node:fs'
 import { printerIdFor } from '../../cloud/auth/stable-id.ts'
+import { hubKeepaliveSeconds } from '../../hub/session/mqtt-session.ts'
 import type { HubPrinter } from '../../protocol/hub-messages.ts'
 import { RECEIPT_PRINTER } from '../cloud/test-cloud.ts'
 import { type CloudProcess, startCloudProcess, stopAll } from '../e2e/harness.ts'
@@ -461,7 +462,7 @@ function report(limit: number, e: Figures, m: Figures): void {
   const lines = [
     '',
     `many hubs: ${HUBS} simulated hubs (the hub's MQTT session on the wire, own enrolled credential each) in ${Math.ceil(HUBS / PER_WORKER)} processes; open-file limit ${limit}`,
-    `  first connections paced at ${CONNECTS_PER_SECOND}/s; keep-alive ${Math.floor((KEEPALIVE_SECONDS * 2) / 3)} s; held ${HOLD_MS / 1000} s, a state report from each hub every ${STATE_EVERY_MS / 1000} s; ${JOBS} jobs to hubs of ${ACCOUNTS} accounts, ${IN_FLIGHT} requests in flight per node`,
+    `  first connections paced at ${CONNECTS_PER_SECOND}/s; keep-alive ${hubKeepaliveSeconds(KEEPALIVE_SECONDS)} s; held ${HOLD_MS / 1000} s, a state report from each hub every ${STATE_EVERY_MS / 1000} s; ${JOBS} jobs to hubs of ${ACCOUNTS} accounts, ${IN_FLIGHT} requests in flight per node`,
     row('', e.name, m.name, 'ratio cluster/embedded'),
     row(
       'a. hubs connected and authenticated',

@@ -109,7 +109,6 @@ export class SimulatedHubSession {
     let reason: string | undefined
     let everConnected = false
     let pingAnswered = true
-    let pinger: NodeJS.Timeout | undefined
     const connackTimer = setTimeout(() => {
       reason = 'connack timeout'
       socket.destroy()
@@ -154,13 +153,12 @@ export class SimulatedHubSession {
           this.#connected = true
           this.#lastReason = undefined
           // As mqtt.js: PINGREQ after a keep-alive period without sending, closed if the last went unanswered.
-          pinger = setTimeout(function ping() {
+          this.#pinger = setTimeout(() => {
             if (!pingAnswered) return socket.destroy()
             pingAnswered = false
             socket.write(mqttPacket.generate({ cmd: 'pingreq' }))
-            pinger?.refresh()
+            this.#pinger?.refresh()
           }, keepalive * 1000)
-          this.#pinger = pinger
           this.#send({
             cmd: 'subscribe',
             subscriptions: [
@@ -187,7 +185,7 @@ export class SimulatedHubSession {
     })
     socket.on('close', () => {
       clearTimeout(connackTimer)
-      clearTimeout(pinger)
+      clearTimeout(this.#pinger)
       this.#pinger = undefined
       this.#connected = false
       this.#socket = undefined

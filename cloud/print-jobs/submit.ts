@@ -110,11 +110,12 @@ export function createPrintJobSubmitter(
       }
       let inserted: boolean
       try {
-        inserted = await storage.atomically(async (tx) => {
-          if (!(await tx.printJobs.insertWithinCapacity(accountId, job, queueCapacity))) return false
-          if (idempotency) await tx.idempotency.complete(idempotency, 201, JSON.stringify(job))
-          return true
-        })
+        inserted = await storage.printJobs.insertWithinCapacity(
+          accountId,
+          job,
+          queueCapacity,
+          idempotency ? { scope: idempotency, statusCode: 201, body: JSON.stringify(job) } : undefined,
+        )
       } catch (error) {
         // Purged by housekeeping since it was looked up: answered as a document that is not there.
         if (isDocumentPurgedError(error)) throw unknownReferences('document_id')

@@ -1,5 +1,6 @@
 import { randomUUID } from 'node:crypto'
 import type { Scope } from '../../protocol/enums.ts'
+import { batchedLookup } from './batched.ts'
 import { affected, inTransaction, type Sql } from './engine.ts'
 
 export interface ApiClient {
@@ -58,6 +59,21 @@ export function createApiClientRepository(sql: Sql): ApiClientRepository {
       .executeTakeFirst()
     return row && { ...row, scopes: splitScopes(row.scopes) }
   }
+  const tokenByHash = batchedLookup(sql, {
+    fetch: (tokenHashes: readonly Buffer[]) =>
+      db
+        .selectFrom('access_tokens as t')
+        .innerJoin('api_clients as c', 'c.client_id', 't.client_id')
+        .innerJoin('accounts as a', 'a.account_id', 't.account_id')
+        .select(['t.token_hash', 't.account_id', 't.client_id', 't.scopes', 't.expires_at'])
+        .where('t.token_hash', 'in', tokenHashes)
+        .where('c.revoked_at', 'is', null)
+        // A suspended or closed account's tokens stop working (docs/developer-platform.md).
+        .where('a.state', '=', 'active')
+        .execute(),
+    keyOfRow: (row) => Buffer.from(row.token_hash).toString('hex'),
+    keyText: (hash) => hash.toString('hex'),
+  })
   return {
     async create(accountId, secretHash, scopes, name = null) {
       const client = {
@@ -90,18 +106,10 @@ export function createApiClientRepository(sql: Sql): ApiClientRepository {
         .execute()
     },
     async findToken(tokenHash, now) {
-      const row = await db
-        .selectFrom('access_tokens as t')
-        .innerJoin('api_clients as c', 'c.client_id', 't.client_id')
-        .innerJoin('accounts as a', 'a.account_id', 't.account_id')
-        .select(['t.account_id', 't.client_id', 't.scopes', 't.expires_at'])
-        .where('t.token_hash', '=', tokenHash)
-        .where('t.expires_at', '>', now)
-        .where('c.revoked_at', 'is', null)
-        // A suspended or closed account's tokens stop working (docs/developer-platform.md).
-        .where('a.state', '=', 'active')
-        .executeTakeFirst()
-      return row && { ...row, scopes: splitScopes(row.scopes) }
+      const row = await tokenByHash(tokenHash)
+      if (!row || row.expires_at <= now) return undefined
+      const { account_id, client_id, scopes, expires_at } = row
+      return { account_id, client_id, scopes: splitScopes(scopes), expires_at }
     },
     revoke: (clientId, now) =>
       inTransaction(sql, async ({ db: tx }) => {

@@ -1,6 +1,7 @@
 import type { ExpressionBuilder, Kysely } from 'kysely'
 import type { Document } from '../../protocol/document.ts'
 import { TERMINAL_PRINT_JOB_STATUSES } from '../../protocol/enums.ts'
+import { batchedLookup } from './batched.ts'
 import { affected, inTransaction, type Sql } from './engine.ts'
 import type { Database } from './schema.ts'
 
@@ -42,6 +43,16 @@ const FINISHED = [...TERMINAL_PRINT_JOB_STATUSES]
 
 export function createDocumentRepository(sql: Sql): DocumentRepository {
   const { db } = sql
+  const documentById = batchedLookup(sql, {
+    fetch: (documentIds: readonly string[]) =>
+      db
+        .selectFrom('documents')
+        .selectAll()
+        .where('document_id', 'in', documentIds)
+        .where('purged_at', 'is', null)
+        .execute(),
+    keyOfRow: (row) => row.document_id,
+  })
   const retainedBytes = async (accountId: string, on = db) =>
     Number(
       (
@@ -120,13 +131,8 @@ export function createDocumentRepository(sql: Sql): DocumentRepository {
         return true
       }),
     async findById(accountId, documentId) {
-      const row = await db
-        .selectFrom('documents')
-        .selectAll()
-        .where('account_id', '=', accountId)
-        .where('document_id', '=', documentId)
-        .where('purged_at', 'is', null)
-        .executeTakeFirst()
+      const found = await documentById(documentId)
+      const row = found?.account_id === accountId ? found : undefined
       return (
         row && {
           document_id: row.document_id,

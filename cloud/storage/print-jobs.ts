@@ -1,8 +1,11 @@
 import { PRINT_JOB_STATUSES, type PrintJobStatus } from '../../protocol/enums.ts'
 import type { PageOf } from '../../protocol/pagination.ts'
-import { PRINT_OPTION_KEYS, type PrintJob, type ResolvedPrintOptions } from '../../protocol/print-job.ts'
-import { forUpdate, inTransaction, type Sql } from './engine.ts'
+import type { PrintJob, ResolvedPrintOptions } from '../../protocol/print-job.ts'
+import { batchedLookup } from './batched.ts'
+import type { Sql } from './engine.ts'
 import { pageAfter } from './paging.ts'
+import { jobChanges } from './print-job-changes.ts'
+import { type IdempotentAnswer, jobInserts } from './print-job-inserts.ts'
 
 export interface PrintJobFilter {
   status?: PrintJobStatus
@@ -101,9 +104,16 @@ export interface PrintJobRepository {
   agentMayRead(agentId: string, documentId: string): Promise<boolean>
   /**
    * Inserts a pending job unless the account already has `capacity` unfinished jobs; the count and the
-   * insert are one transaction. Returns false when the queue is full.
+   * insert are one transaction, with the Idempotency-Key's `answer` if any (a cloud that dies before
+   * answering leaves a key that replays this job, never one that lets the retry create a second). Returns
+   * false when the queue is full.
    */
-  insertWithinCapacity(accountId: string, job: PrintJob, capacity: number): Promise<boolean>
+  insertWithinCapacity(
+    accountId: string,
+    job: PrintJob,
+    capacity: number,
+    answer?: IdempotentAnswer,
+  ): Promise<boolean>
   findById(accountId: string, printJobId: string): Promise<PrintJob | undefined>
   /** The account's job and the cancel (or expiry) requested of its hub, if any. */
   findDetails(accountId: string, printJobId: string): Promise<PrintJobDetails | undefined>
@@ -203,19 +213,24 @@ export function createPrintJobRepository(sql: Sql): PrintJobRepository {
         .where('print_job_id', '=', printJobId)
         .executeTakeFirst()
     )?.seq
+  const offerableById = batchedLookup(sql, {
+    fetch: (printJobIds: readonly string[]) =>
+      dispatch()
+        .innerJoin('agents as a', 'a.agent_id', 'p.agent_id')
+        .innerJoin('accounts as ac', 'ac.account_id', 'j.account_id')
+        .select('ac.state as account_state')
+        .where('j.print_job_id', 'in', printJobIds)
+        .where('a.online', '=', 1)
+        .execute(),
+    keyOfRow: (row) => row.print_job_id,
+  })
   return {
     async dispatchable(printJobId) {
       const row = await dispatch().where('j.print_job_id', '=', printJobId).executeTakeFirst()
       return row && toDispatchable(row)
     },
     async offerable(printJobId) {
-      const row = await dispatch()
-        .innerJoin('agents as a', 'a.agent_id', 'p.agent_id')
-        .innerJoin('accounts as ac', 'ac.account_id', 'j.account_id')
-        .select('ac.state as account_state')
-        .where('j.print_job_id', '=', printJobId)
-        .where('a.online', '=', 1)
-        .executeTakeFirst()
+      const row = await offerableById(printJobId)
       return row && { ...toDispatchable(row), account_active: row.account_state === 'active' }
     },
     async unfinishedForAgent(agentId) {
@@ -226,57 +241,7 @@ export function createPrintJobRepository(sql: Sql): PrintJobRepository {
         .execute()
       return rows.map(toDispatchable)
     },
-    async apply(id, rule, change, hubId) {
-      // One conditional UPDATE: the status must be one the rule starts from, and its condition must hold at
-      // the moment of the write, so two changes that cross cannot both apply (on either engine).
-      const to = rule.to
-      const leavesUnstarted = to !== undefined && !UNSTARTED.includes(to)
-      let update = db.updateTable('print_jobs').set((eb) => {
-        const once = <C extends RecordedOnce>(column: C, value: string | undefined) =>
-          value === undefined ? {} : { [column]: eb.fn.coalesce(column, eb.val(value)) }
-        return {
-          ...(to !== undefined && { status: to }),
-          ...once('reserved_at', change.reserved_at),
-          ...once('started_at', change.started_at),
-          ...once('completed_at', change.completed_at),
-          ...once('failure_reason', change.failure_reason),
-          ...(change.failure_detail !== undefined && {
-            failure_detail: eb
-              .case()
-              .when('failure_reason', 'is', null)
-              .then(eb.val(change.failure_detail))
-              .else(eb.ref('failure_detail'))
-              .end(),
-          }),
-          ...once('offered_at', change.offered_at),
-          ...once('cancel_requested_at', change.cancel_requested_at),
-          ...once('cancel_reason', change.cancel_reason),
-          ...(leavesUnstarted
-            ? { waiting_reason: null }
-            : change.waiting_reason !== undefined && { waiting_reason: change.waiting_reason }),
-        }
-      })
-      update = update.where('print_job_id', '=', id).where('status', 'in', rule.from)
-      if (rule.when === 'never_offered') update = update.where('offered_at', 'is', null)
-      if (rule.when === 'cancel_requested') update = update.where('cancel_requested_at', 'is not', null)
-      if (rule.when === 'no_cancel_requested') update = update.where('cancel_requested_at', 'is', null)
-      if (rule.when === 'unoffered')
-        update = update.where('offered_at', 'is', null).where('cancel_requested_at', 'is', null)
-      if (hubId !== undefined)
-        update = update.where('printer_id', 'in', (eb) =>
-          eb.selectFrom('printers').select('printers.printer_id').where('printers.agent_id', '=', hubId),
-        )
-      const row = await update
-        .returning(['printer_id', 'status', 'failure_reason', 'cancel_requested_at', 'cancel_reason'])
-        .executeTakeFirst()
-      return (
-        row && {
-          ...row,
-          status: row.status as PrintJobStatus,
-          cancel_reason: row.cancel_reason as AppliedChange['cancel_reason'],
-        }
-      )
-    },
+    apply: jobChanges(sql),
     async pendingSince(cutoff, limit) {
       const rows = await db
         .selectFrom('print_jobs as j')
@@ -341,46 +306,7 @@ export function createPrintJobRepository(sql: Sql): PrintJobRepository {
         .executeTakeFirst()
       return row !== undefined
     },
-    insertWithinCapacity: (accountId, job, capacity) =>
-      inTransaction(sql, async (tx) => {
-        // PostgreSQL: the account's row is the lock that makes count-then-insert one step per account.
-        await forUpdate(
-          tx,
-          tx.db.selectFrom('accounts').select('account_id').where('account_id', '=', accountId),
-        ).execute()
-        // Counts at most `capacity` rows, so the check costs the same however long the queue grows.
-        const counted = await tx.db
-          .selectFrom((eb) =>
-            eb
-              .selectFrom('print_jobs')
-              .select('seq')
-              .where('account_id', '=', accountId)
-              .where('status', 'in', UNFINISHED)
-              .limit(capacity)
-              .as('unfinished'),
-          )
-          .select((eb) => eb.fn.countAll<number>().as('n'))
-          .executeTakeFirst()
-        if (Number(counted?.n ?? 0) >= capacity) return false
-        const options = Object.fromEntries(PRINT_OPTION_KEYS.map((key) => [key, job[key]]))
-        await tx.db
-          .insertInto('print_jobs')
-          .values({
-            print_job_id: job.print_job_id,
-            account_id: accountId,
-            document_id: job.document_id,
-            printer_id: job.printer_id,
-            status: job.status,
-            options: JSON.stringify(options),
-            created_at: job.created_at,
-            reserved_at: job.reserved_at,
-            started_at: job.started_at,
-            completed_at: job.completed_at,
-            failure_reason: job.failure_reason,
-          })
-          .execute()
-        return true
-      }),
+    insertWithinCapacity: jobInserts(sql),
     async findById(accountId, printJobId) {
       const row = await jobs()
         .where('j.account_id', '=', accountId)
@@ -436,13 +362,3 @@ export function createPrintJobRepository(sql: Sql): PrintJobRepository {
     },
   }
 }
-
-/** The columns a rule records once: the first value stays. */
-type RecordedOnce =
-  | 'reserved_at'
-  | 'started_at'
-  | 'completed_at'
-  | 'failure_reason'
-  | 'offered_at'
-  | 'cancel_requested_at'
-  | 'cancel_reason'

@@ -5,6 +5,7 @@ import type { PageOf } from '../../protocol/pagination.ts'
 import type { Printer, PrinterCapabilities } from '../../protocol/printer.ts'
 import type { PrinterHealth } from '../../protocol/printer-health.ts'
 import { printerIdFor } from '../auth/stable-id.ts'
+import { batchedLookup } from './batched.ts'
 import { forUpdate, inTransaction, type Sql } from './engine.ts'
 import { pageAfter } from './paging.ts'
 import type { Database } from './schema.ts'
@@ -107,15 +108,19 @@ export function createPrinterRepository(sql: Sql): PrinterRepository {
     'last_seen_at',
     'created_at',
   ] as const
+  const printerById = batchedLookup(sql, {
+    fetch: (printerIds: readonly string[]) =>
+      db
+        .selectFrom('printers')
+        .select(['account_id', ...columns, onlineWithHub])
+        .where('printer_id', 'in', printerIds)
+        .where('removed_at', 'is', null)
+        .execute(),
+    keyOfRow: (row) => row.printer_id,
+  })
   async function findById(accountId: string, printerId: string): Promise<Printer | undefined> {
-    const row = await db
-      .selectFrom('printers')
-      .select([...columns, onlineWithHub])
-      .where('account_id', '=', accountId)
-      .where('printer_id', '=', printerId)
-      .where('removed_at', 'is', null)
-      .executeTakeFirst()
-    return row && toPrinter(row)
+    const row = await printerById(printerId)
+    return row?.account_id === accountId ? toPrinter(row) : undefined
   }
   return {
     remove: (printerId, at) =>

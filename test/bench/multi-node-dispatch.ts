@@ -1,4 +1,5 @@
 import { ESCPOS_RECEIPT } from '../cloud/test-cloud.ts'
+import { KeepAliveClient } from './keep-alive-client.ts'
 import { type Fleet, wallNow } from './multi-node-fleet.ts'
 import type { BenchAccount } from './multi-node-provision.ts'
 import { type Summary, summarize } from './stats.ts'
@@ -9,7 +10,8 @@ import { type Summary, summarize } from './stats.ts'
  * ESC/POS document (POST /api/v1/documents); then `count` jobs are created with POST /api/v1/print-jobs, to
  * the printer of hub 0, 1, 2, … in turn (so consecutive jobs belong to different accounts, as a fleet's
  * customers send them), the nodes in turn, `inFlight` requests at a time per node. Counted at the simulated
- * hubs: each job's offer (`hubs/<id>/job-offer`) received.
+ * hubs: each job's offer (`hubs/<id>/job-offer`) received. The requests go over kept-alive connections
+ * (keep-alive-client.ts), as a backend's HTTP client sends them.
  */
 export interface Dispatch {
   /** Jobs answered 201 per second: first request sent → last answer. */
@@ -83,26 +85,25 @@ export async function createJobs<M>(
   let firstError = ''
   const t0 = wallNow()
   const measured = measure()
+  const clients = nodeUrls.map((url) => new KeepAliveClient(url, inFlight))
   await Promise.all(
-    nodeUrls.flatMap((url) =>
+    clients.flatMap((client) =>
       Array.from({ length: inFlight }, async () => {
         while (next < count) {
           const target = targets[next++ % targets.length]!
           const { headers, documentId } = prepared.get(target.account)!
-          const res = await fetch(`${url}/api/v1/print-jobs`, {
-            method: 'POST',
-            headers,
-            body: JSON.stringify({ document_id: documentId, printer_id: target.printerId }),
-          })
+          const body = JSON.stringify({ document_id: documentId, printer_id: target.printerId })
+          const res = await client.post('/api/v1/print-jobs', headers, body)
           if (res.status !== 201) {
             failed++
-            firstError ||= `${res.status} ${await res.text()}`
-          } else await res.arrayBuffer()
+            firstError ||= `${res.status} ${res.body}`
+          }
         }
       }),
     ),
   )
   const createdAt = wallNow()
+  for (const client of clients) client.close()
   if (failed > 0)
     console.log(`  warning: ${failed} job requests failed, the first: ${firstError.slice(0, 300)}`)
   const expected = count - failed

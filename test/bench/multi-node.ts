@@ -12,12 +12,13 @@ import { rssOf } from './hub-footprint.ts'
 import { tcpExtCounters, tcpExtGrowth } from './kernel-counters.ts'
 import { startBenchMosquitto } from './multi-node-broker.ts'
 import { type BenchDatabase, openBenchDatabase } from './multi-node-database.ts'
-import { createJobs, type Dispatch, type JobTarget } from './multi-node-dispatch.ts'
+import { createJobs, type JobTarget } from './multi-node-dispatch.ts'
 import { type Fleet, startFleet, wallNow } from './multi-node-fleet.ts'
 import type { WorkerHub } from './multi-node-hub-worker.ts'
 import { type BenchAccount, createAccounts, enrollHubs } from './multi-node-provision.ts'
-import { type CpuShare, formatCpu, type MeasuredProcess, measureCpu } from './process-cpu.ts'
-import { formatSummary, type Summary, summarize } from './stats.ts'
+import { type CpuFigure, type Figures, formatReport, type RunSettings } from './multi-node-report.ts'
+import { type MeasuredProcess, measureCpu } from './process-cpu.ts'
+import { summarize } from './stats.ts'
 
 /**
  * Many hubs on the cloud beyond one machine (issue 9): Mosquitto (dynamic security, one client per hub) and
@@ -57,6 +58,8 @@ const IN_FLIGHT = 32
 const PER_WORKER = 5_000
 /** The cloud's default HUB_KEEPALIVE_SECONDS (the hub's keep-alive is two thirds of it). */
 const KEEPALIVE_SECONDS = 30
+/** Which setups run (`embedded,cluster`); one alone, to study it, leaves the other's column empty. */
+const SETUPS = (env.BENCH_MULTI_NODE_SETUPS ?? 'embedded,cluster').split(',')
 
 const PRINTER: HubPrinter = {
   key: 'receipt',
@@ -65,45 +68,6 @@ const PRINTER: HubPrinter = {
   languages: ['escpos'],
   capabilities: { ...RECEIPT_PRINTER, document_formats: ['raw'] },
   health: { state: 'ready', reasons: [], checked_at: new Date().toISOString() },
-}
-
-interface Figures {
-  name: string
-  connected: number
-  /** undefined: not all within the bound */
-  connectSeconds: number | undefined
-  cloudOnline: number
-  cloudOnlineSeconds: number | undefined
-  connectRetries: number
-  heldConnected: number
-  /** State reports the hubs sent per second while held. */
-  heldStateReportsPerSecond: number
-  /** CPU while held. */
-  heldCpu: CpuFigure
-  rss: { name: string; mb: number }[]
-  brokerDescriptors?: number
-  reconnect: {
-    brokerDownSeconds: number
-    wanted: number
-    back: number
-    fromStopSeconds: number | undefined
-    fromUpSeconds: number | undefined
-    /** Hubs the cloud's database shows online again, and when all were (undefined: not within the bound). */
-    cloudOnline: number
-    cloudOnlineFromStopSeconds: number | undefined
-    retries: number
-    /** Why hubs could not connect (each hub's reason logged when it changes), `reason count, …`. */
-    reasons: string
-    failedWhileUp: number
-    backFromUp: Summary
-    /** This machine's handshakes dropped by a full accept queue, and SYNs sent again, over the reconnect. */
-    kernel: Record<string, number> | undefined
-    /** CPU from listening again until every hub was back (or the bound). */
-    cpu: CpuFigure
-  }
-  dispatch: Dispatch & { cpu: CpuFigure }
-  /** The cloud nodes' warnings and errors over the run, by message. */
-  warnings: string
 }
 
 /** As `ulimit -n` would: every process started from here may open as many files as the hard limit allows. */
@@ -115,6 +79,11 @@ function raiseOpenFileLimit(): number {
   )
   execFileSync('prlimit', ['--pid', String(process.pid), `--nofile=${hard}:${hard}`])
   return hard
+}
+
+/** SIGTERM, as an operator stops a node (its exit handlers run), then SIGKILL to what is left after 10 s. */
+async function stopGracefully(clouds: CloudProcess[]): Promise<void> {
+  await Promise.race([Promise.all(clouds.map((cloud) => cloud.stop())), sleep(10_000)])
 }
 
 /** Progress on stderr, so that a long run shows where it is. */
@@ -131,12 +100,6 @@ const descriptorsOf = (pid: number) => readdirSync(`/proc/${pid}/fd`).length
 interface Processes {
   cloud: () => MeasuredProcess[]
   load: MeasuredProcess[]
-}
-
-/** CPU over one phase of the run, % of one core. */
-interface CpuFigure {
-  cloud: CpuShare[]
-  load: CpuShare[]
 }
 
 const loadOf = (fleet: Fleet): MeasuredProcess[] => [
@@ -255,6 +218,8 @@ const CLOUD_ENV = {
   PRINT_QUEUE_CAPACITY: '10000000',
   RATE_LIMIT_PER_IP: '1000000000',
   RATE_LIMIT_PER_ACCOUNT: '1000000000',
+  // Node options for the cloud nodes alone, to study them (`--import=FILE`, a preload that profiles).
+  ...(env.BENCH_CLOUD_NODE_OPTIONS && { NODE_OPTIONS: env.BENCH_CLOUD_NODE_OPTIONS }),
 }
 
 /** What the cloud processes warned about most (by message), for a run that failed. */
@@ -341,6 +306,7 @@ async function embedded(): Promise<Figures> {
     throw error
   } finally {
     await fleet?.stop()
+    await stopGracefully(clouds)
     await stopAll()
     await database?.close()
     dataDir.remove()
@@ -429,171 +395,11 @@ async function multiNode(): Promise<Figures> {
     throw error
   } finally {
     await fleet?.stop()
+    await stopGracefully(clouds)
     await stopAll()
     for (const stop of stops.reverse()) await stop().catch(() => {})
     shared.remove()
   }
-}
-
-function report(limit: number, e: Figures, m: Figures): void {
-  const ratio = (a: number | undefined, b: number | undefined) =>
-    a === undefined || b === undefined || b === 0 ? 'n/a' : `${(a / b).toFixed(2)}x`
-  const mb = (f: Figures) => f.rss.map((r) => `${r.name} ${r.mb.toFixed(0)} MB`).join(', ')
-  const nodeMb = (f: Figures) =>
-    f.rss.filter((r) => r.name.startsWith('cloud node')).reduce((sum, r) => sum + r.mb, 0)
-  const row = (label: string, a: string, b: string, r: string) =>
-    `  ${label.padEnd(44)} | ${a.padEnd(22)} | ${b.padEnd(22)} | ${r}`
-  const cpuSum = (f: Figures) => f.heldCpu.cloud.reduce((sum, p) => sum + p.percent, 0)
-  /** Each setup's CPU over a phase: the cloud's processes, then the load's. */
-  const cpuLines = (pick: (f: Figures) => CpuFigure) =>
-    [
-      ['embedded:', e],
-      ['cluster: ', m],
-    ].map(
-      ([name, f]) =>
-        `     ${name} cloud ${formatCpu(pick(f as Figures).cloud)}; load ${formatCpu(pick(f as Figures).load)}`,
-    )
-  const s = (x: number | undefined) => (x === undefined ? 'not all in bound' : `${x.toFixed(1)} s`)
-  const spread = (x: Summary) => `${x.p50.toFixed(1)} / ${x.p99.toFixed(1)} / ${x.max.toFixed(1)} s`
-  const online = (f: Figures) =>
-    f.reconnect.cloudOnlineFromStopSeconds === undefined
-      ? `only ${f.reconnect.cloudOnline} after +${CLOUD_CATCH_UP_MS / 1000} s`
-      : s(f.reconnect.cloudOnlineFromStopSeconds)
-  const lines = [
-    '',
-    `many hubs: ${HUBS} simulated hubs (the hub's MQTT session on the wire, own enrolled credential each) in ${Math.ceil(HUBS / PER_WORKER)} processes; open-file limit ${limit}`,
-    `  first connections paced at ${CONNECTS_PER_SECOND}/s; keep-alive ${hubKeepaliveSeconds(KEEPALIVE_SECONDS)} s; held ${HOLD_MS / 1000} s, a state report from each hub every ${STATE_EVERY_MS / 1000} s; ${JOBS} jobs to hubs of ${ACCOUNTS} accounts, ${IN_FLIGHT} requests in flight per node`,
-    row('', e.name, m.name, 'ratio cluster/embedded'),
-    row(
-      'a. hubs connected and authenticated',
-      String(e.connected),
-      String(m.connected),
-      ratio(m.connected, e.connected),
-    ),
-    row(`   still connected after ${HOLD_MS / 1000} s`, String(e.heldConnected), String(m.heldConnected), ''),
-    row(
-      '   all connected (from first connect)',
-      s(e.connectSeconds),
-      s(m.connectSeconds),
-      ratio(m.connectSeconds, e.connectSeconds),
-    ),
-    row(
-      '   all online in the database',
-      e.cloudOnlineSeconds === undefined ? `${e.cloudOnline} only` : s(e.cloudOnlineSeconds),
-      m.cloudOnlineSeconds === undefined ? `${m.cloudOnline} only` : s(m.cloudOnlineSeconds),
-      ratio(m.cloudOnlineSeconds, e.cloudOnlineSeconds),
-    ),
-    row('   connections lost or refused meanwhile', String(e.connectRetries), String(m.connectRetries), ''),
-    row(
-      '   state reports per second while held',
-      e.heldStateReportsPerSecond.toFixed(0),
-      m.heldStateReportsPerSecond.toFixed(0),
-      '',
-    ),
-    row(
-      '   CPU while held, % of one core (sum)',
-      `${cpuSum(e).toFixed(0)} %`,
-      `${cpuSum(m).toFixed(0)} %`,
-      ratio(cpuSum(m), cpuSum(e)),
-    ),
-    ...cpuLines((f) => f.heldCpu),
-    row(
-      'b. cloud nodes VmRSS (sum)',
-      `${nodeMb(e).toFixed(0)} MB`,
-      `${nodeMb(m).toFixed(0)} MB`,
-      ratio(nodeMb(m), nodeMb(e)),
-    ),
-    `     embedded: ${mb(e)}`,
-    `     cluster:  ${mb(m)}; Mosquitto holds ${m.brokerDescriptors} descriptors`,
-    row(
-      'c. broker down (stop sent → listening)',
-      s(e.reconnect.brokerDownSeconds),
-      s(m.reconnect.brokerDownSeconds),
-      '',
-    ),
-    row(
-      '   hubs back / connected before the restart',
-      `${e.reconnect.back} / ${e.reconnect.wanted}`,
-      `${m.reconnect.back} / ${m.reconnect.wanted}`,
-      '',
-    ),
-    row(
-      '   every hub back (from stop sent)',
-      s(e.reconnect.fromStopSeconds),
-      s(m.reconnect.fromStopSeconds),
-      ratio(m.reconnect.fromStopSeconds, e.reconnect.fromStopSeconds),
-    ),
-    row(
-      '   every hub back (from listening again)',
-      s(e.reconnect.fromUpSeconds),
-      s(m.reconnect.fromUpSeconds),
-      ratio(m.reconnect.fromUpSeconds, e.reconnect.fromUpSeconds),
-    ),
-    row('   every hub online in the database', online(e), online(m), ''),
-    row(
-      '   hubs back after listening: p50 / p99 / max',
-      spread(e.reconnect.backFromUp),
-      spread(m.reconnect.backFromUp),
-      '',
-    ),
-    row(
-      '   failed attempts, each then backing off',
-      String(e.reconnect.retries),
-      String(m.reconnect.retries),
-      '',
-    ),
-    row(
-      '   of which seen after it listened again',
-      String(e.reconnect.failedWhileUp),
-      String(m.reconnect.failedWhileUp),
-      '',
-    ),
-    row(
-      '   accept queue full: handshakes dropped',
-      String(e.reconnect.kernel?.ListenOverflows ?? 'n/a'),
-      String(m.reconnect.kernel?.ListenOverflows ?? 'n/a'),
-      '',
-    ),
-    row(
-      '   SYNs sent again meanwhile',
-      String(e.reconnect.kernel?.TCPSynRetrans ?? 'n/a'),
-      String(m.reconnect.kernel?.TCPSynRetrans ?? 'n/a'),
-      '',
-    ),
-    '   CPU from listening until every hub was back, % of one core',
-    ...cpuLines((f) => f.reconnect.cpu),
-    row(
-      'd. jobs created (201) per second',
-      e.dispatch.createdPerSecond.toFixed(0),
-      m.dispatch.createdPerSecond.toFixed(0),
-      ratio(m.dispatch.createdPerSecond, e.dispatch.createdPerSecond),
-    ),
-    row(
-      '   jobs dispatched per second (POST → offer)',
-      e.dispatch.dispatchedPerSecond.toFixed(0),
-      m.dispatch.dispatchedPerSecond.toFixed(0),
-      ratio(m.dispatch.dispatchedPerSecond, e.dispatch.dispatchedPerSecond),
-    ),
-    row('   distinct hubs offered a job', String(e.dispatch.hubs), String(m.dispatch.hubs), ''),
-    row(
-      '   offers received / jobs / failed requests',
-      `${e.dispatch.offers} / ${JOBS} / ${e.dispatch.failed}`,
-      `${m.dispatch.offers} / ${JOBS} / ${m.dispatch.failed}`,
-      '',
-    ),
-    `   created_at → offer at the hub, embedded: ${formatSummary(e.dispatch.latency, 0)}`,
-    `   created_at → offer at the hub, cluster:  ${formatSummary(m.dispatch.latency, 0)}`,
-    '   CPU from the first job request to the last offer, % of one core',
-    ...cpuLines((f) => f.dispatch.cpu),
-  ]
-  lines.push(
-    `   why hubs could not reconnect, embedded: ${e.reconnect.reasons || 'nothing'}`,
-    `   why hubs could not reconnect, cluster:  ${m.reconnect.reasons || 'nothing'}`,
-    '  cloud warnings and errors over the run (count x message):',
-    `   embedded:\n${e.warnings || '  none'}`,
-    `   cluster:\n${m.warnings || '  none'}`,
-  )
-  for (const line of lines) console.log(line)
 }
 
 export async function benchMultiNode(): Promise<void> {
@@ -602,7 +408,20 @@ export async function benchMultiNode(): Promise<void> {
     console.log(
       `warning: open-file limit ${limit} is below ${HUBS} hubs + 200: the broker cannot hold them all`,
     )
-  const e = await embedded()
-  const m = await multiNode()
-  report(limit, e, m)
+  const e = SETUPS.includes('embedded') ? await embedded() : undefined
+  const m = SETUPS.includes('cluster') ? await multiNode() : undefined
+  const settings: RunSettings = {
+    hubs: HUBS,
+    workers: Math.ceil(HUBS / PER_WORKER),
+    openFileLimit: limit,
+    connectsPerSecond: CONNECTS_PER_SECOND,
+    keepaliveSeconds: hubKeepaliveSeconds(KEEPALIVE_SECONDS),
+    holdSeconds: HOLD_MS / 1000,
+    stateEverySeconds: STATE_EVERY_MS / 1000,
+    jobs: JOBS,
+    accounts: ACCOUNTS,
+    inFlight: IN_FLIGHT,
+    cloudCatchUpSeconds: CLOUD_CATCH_UP_MS / 1000,
+  }
+  for (const line of formatReport(settings, e, m)) console.log(line)
 }

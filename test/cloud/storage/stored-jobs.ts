@@ -17,6 +17,19 @@ export async function storeJob(
   printerId: string,
   job: Partial<Pick<PrintJob, 'status' | 'created_at'>> = {},
 ): Promise<PrintJob> {
+  const printJob = await jobOfNewDocument(storage, accountId, printerId, job)
+  if (!(await storage.printJobs.insertWithinCapacity(accountId, printJob, 1e6)))
+    throw new Error('storeJob: the job was refused')
+  return printJob
+}
+
+/** As storeJob, but only the document is stored: the job is for the test to insert. */
+export async function jobOfNewDocument(
+  storage: Storage,
+  accountId: string,
+  printerId: string,
+  job: Partial<Pick<PrintJob, 'status' | 'created_at'>> = {},
+): Promise<PrintJob> {
   const createdAt = job.created_at ?? new Date().toISOString()
   const document = {
     document_id: randomUUID(),
@@ -29,8 +42,8 @@ export async function storeJob(
     created_at: createdAt,
   }
   if (!(await storage.documents.insertWithinQuota(accountId, document, 1e9)))
-    throw new Error('storeJob: the document was refused')
-  const printJob: PrintJob = {
+    throw new Error('jobOfNewDocument: the document was refused')
+  return {
     print_job_id: randomUUID(),
     document_id: document.document_id,
     document_mime_type: document.document_mime_type,
@@ -47,9 +60,6 @@ export async function storeJob(
     failure_detail: null,
     waiting_reason: null,
   }
-  if (!(await storage.printJobs.insertWithinCapacity(accountId, printJob, 1e6)))
-    throw new Error('storeJob: the job was refused')
-  return printJob
 }
 
 type OnlineOrNot = Record<'online' | 'offline', string>

@@ -1,0 +1,178 @@
+import DataLoader from 'dataloader'
+import type { Sql } from './engine.ts'
+
+export interface BatchOptions<T> {
+  /** Most items in one batch (a statement's parameters are bounded: 32,766 on SQLite, 65,535 on PostgreSQL). */
+  maxBatch: number
+  /** Batches running at once; what is asked meanwhile waits and gathers into the next one. */
+  maxInFlight?: number
+  /**
+   * Items with the same key never run in one batch (one UPDATE cannot change a row twice): a later one runs
+   * in a further round of the same batch, after the earlier one, so that each key's items apply in order.
+   */
+  key?: (item: T) => string
+}
+
+/**
+ * Work that callers ask for one item at a time, done many items at a time (one statement or transaction for
+ * many, where each on its own costs a round trip to the database and, on SQLite, a commit): an item asked
+ * while a batch of its kind waits for its turn joins that batch. A batch's turn comes at the end of the event
+ * loop's current round (setImmediate), or, while `maxInFlight` batches of its kind run, when one of them
+ * ends; so an item alone waits one turn of the loop, and under load batches grow with the load.
+ *
+ * `run` answers each item in order and must be atomic (one statement, or one transaction): when it fails,
+ * each item of the batch runs again alone, so that one bad item (a job whose document was purged meanwhile)
+ * fails only its own caller.
+ */
+export function batched<T, R>(
+  run: (items: readonly T[]) => Promise<R[]>,
+  options: BatchOptions<T>,
+): (item: T) => Promise<R> {
+  const maxInFlight = options.maxInFlight ?? 1
+  let inFlight = 0
+  const waiting: (() => void)[] = []
+  const whenFree = (dispatch: () => void) => {
+    if (inFlight < maxInFlight) dispatch()
+    else waiting.push(dispatch)
+  }
+  const loader = new DataLoader<T, R>(
+    async (items) => {
+      inFlight += 1
+      try {
+        return await inRounds(items, options.key, run)
+      } finally {
+        inFlight -= 1
+        waiting.shift()?.()
+      }
+    },
+    {
+      cache: false,
+      maxBatchSize: options.maxBatch,
+      batchScheduleFn: (dispatch) => setImmediate(() => whenFree(dispatch)),
+    },
+  )
+  return (item) => loader.load(item)
+}
+
+/**
+ * As batched, for a repository on `sql`: within a transaction (`sql` is one, Storage.atomically) nothing is
+ * gathered, each item runs alone in it.
+ */
+export function batchedOn<T, R>(
+  sql: Sql,
+  run: (items: readonly T[]) => Promise<R[]>,
+  options: BatchOptions<T>,
+): (item: T) => Promise<R> {
+  if (sql.db.isTransaction) return async (item) => answered([item], await run([item]))[0] as R
+  return batched(run, options)
+}
+
+/** The items in rounds where no key repeats, each round after the one before; answers in the items' order. */
+async function inRounds<T, R>(
+  items: readonly T[],
+  key: ((item: T) => string) | undefined,
+  run: (items: readonly T[]) => Promise<R[]>,
+): Promise<(R | Error)[]> {
+  if (!key) return isolated(items, run)
+  const answers: (R | Error)[] = new Array(items.length)
+  let pending = items.map((item, index) => ({ item, index }))
+  while (pending.length > 0) {
+    const keys = new Set<string>()
+    const round: typeof pending = []
+    const later: typeof pending = []
+    for (const entry of pending) {
+      const k = key(entry.item)
+      if (keys.has(k)) later.push(entry)
+      else {
+        keys.add(k)
+        round.push(entry)
+      }
+    }
+    const roundAnswers = await isolated(
+      round.map((entry) => entry.item),
+      run,
+    )
+    round.forEach((entry, i) => {
+      answers[entry.index] = roundAnswers[i] as R | Error
+    })
+    pending = later
+  }
+  return answers
+}
+
+/** The batch, or, when it fails, each item alone: an item's error is its own answer. */
+async function isolated<T, R>(
+  items: readonly T[],
+  run: (items: readonly T[]) => Promise<R[]>,
+): Promise<(R | Error)[]> {
+  try {
+    return answered(items, await run(items))
+  } catch (error) {
+    if (items.length === 1) return [asError(error)]
+  }
+  const answers: (R | Error)[] = []
+  for (const item of items) {
+    try {
+      answers.push(answered([item], await run([item]))[0] as R)
+    } catch (error) {
+      answers.push(asError(error))
+    }
+  }
+  return answers
+}
+
+function answered<R>(items: readonly unknown[], answers: R[]): R[] {
+  if (answers.length !== items.length)
+    throw new Error(`a batch of ${items.length} was answered with ${answers.length}`)
+  return answers
+}
+
+function asError(error: unknown): Error {
+  return error instanceof Error ? error : new Error(String(error))
+}
+
+/**
+ * The items, the last one repeated up to the next power of two: a statement over a list of ids (`IN (…)`, a
+ * `CASE` by id) then has one text per power of two instead of one per length, and each text is prepared once
+ * per connection (postgres-prepared.ts). Only for statements where a repeated item changes nothing.
+ */
+export function padded<T>(items: readonly T[]): T[] {
+  const last = items[items.length - 1]
+  if (last === undefined) return []
+  let size = 1
+  while (size < items.length) size *= 2
+  return [...items, ...Array.from({ length: size - items.length }, () => last)]
+}
+
+export interface LookupOptions<K, Row> {
+  /** The rows of these keys, in any order, at most one a key (the keys may repeat: padded). */
+  fetch(keys: readonly K[]): Promise<Row[]>
+  /** A row's key, as keyText names it. */
+  keyOfRow(row: Row): string
+  /** A key as text (for keys that are not strings, such as a hash). */
+  keyText?(key: K): string
+}
+
+/** Lookups per statement at most. */
+const MAX_LOOKUPS = 256
+
+/**
+ * Lookups by key asked together, as one query (`WHERE key IN (…)`, the keys padded): each caller gets its
+ * key's row, or undefined.
+ */
+export function batchedLookup<K, Row>(
+  sql: Sql,
+  options: LookupOptions<K, Row>,
+): (key: K) => Promise<Row | undefined> {
+  const text = options.keyText ?? String
+  return batchedOn(
+    sql,
+    async (keys: readonly K[]) => {
+      const distinct = new Map(keys.map((key) => [text(key), key]))
+      const rows = await options.fetch(padded([...distinct.values()]))
+      const byKey = new Map(rows.map((row) => [options.keyOfRow(row), row]))
+      return keys.map((key) => byKey.get(text(key)))
+    },
+    { maxBatch: MAX_LOOKUPS },
+  )
+}

@@ -1,0 +1,115 @@
+import { describe, expect, it } from 'vitest'
+import { batched } from '../../../cloud/storage/batched.ts'
+
+/** A `run` that records each batch it was given and answers each item doubled, after `gate` (if any). */
+function recorder(gate?: Promise<void>) {
+  const batches: number[][] = []
+  const run = async (items: readonly number[]) => {
+    batches.push([...items])
+    await gate
+    return items.map((item) => item * 2)
+  }
+  return { batches, run }
+}
+
+function deferred() {
+  let open = () => {}
+  const promise = new Promise<void>((resolve) => {
+    open = resolve
+  })
+  return { promise, open }
+}
+
+describe('batched work', () => {
+  it('runs what is asked in one round of the event loop as one batch, answering each caller', async () => {
+    const { batches, run } = recorder()
+    const double = batched(run, { maxBatch: 100 })
+    expect(await Promise.all([1, 2, 3].map(double))).toEqual([2, 4, 6])
+    expect(batches).toEqual([[1, 2, 3]])
+  })
+
+  it('runs an item alone when nothing else is asked', async () => {
+    const { batches, run } = recorder()
+    const double = batched(run, { maxBatch: 100 })
+    expect(await double(5)).toBe(10)
+    expect(await double(6)).toBe(12)
+    expect(batches).toEqual([[5], [6]])
+  })
+
+  it('gathers what is asked while a batch runs into the next one', async () => {
+    const gate = deferred()
+    const { batches, run } = recorder(gate.promise)
+    const double = batched(run, { maxBatch: 100 })
+    const first = double(1)
+    await new Promise((resolve) => setImmediate(resolve))
+    expect(batches).toEqual([[1]])
+    const later = [double(2), new Promise((resolve) => setImmediate(resolve)).then(() => double(3))]
+    await new Promise((resolve) => setTimeout(resolve, 20))
+    // Nothing more runs while the first batch does.
+    expect(batches).toEqual([[1]])
+    gate.open()
+    expect(await Promise.all([first, ...later])).toEqual([2, 4, 6])
+    expect(batches).toEqual([[1], [2, 3]])
+  })
+
+  it('runs as many batches at once as allowed', async () => {
+    const gate = deferred()
+    const { batches, run } = recorder(gate.promise)
+    const double = batched(run, { maxBatch: 100, maxInFlight: 2 })
+    const first = double(1)
+    await new Promise((resolve) => setImmediate(resolve))
+    const second = double(2)
+    await new Promise((resolve) => setImmediate(resolve))
+    const third = double(3)
+    await new Promise((resolve) => setTimeout(resolve, 20))
+    expect(batches).toEqual([[1], [2]])
+    gate.open()
+    expect(await Promise.all([first, second, third])).toEqual([2, 4, 6])
+    expect(batches).toEqual([[1], [2], [3]])
+  })
+
+  it('splits a batch at maxBatch', async () => {
+    const { batches, run } = recorder()
+    const double = batched(run, { maxBatch: 2 })
+    expect(await Promise.all([1, 2, 3, 4, 5].map(double))).toEqual([2, 4, 6, 8, 10])
+    expect(batches).toEqual([[1, 2], [3, 4], [5]])
+  })
+
+  it('runs each item alone when a batch fails, so that only the bad item’s caller fails', async () => {
+    const batches: number[][] = []
+    const double = batched(
+      async (items: readonly number[]) => {
+        batches.push([...items])
+        if (items.includes(13)) throw new Error('unlucky')
+        return items.map((item) => item * 2)
+      },
+      { maxBatch: 100 },
+    )
+    const answers = await Promise.allSettled([1, 13, 3].map(double))
+    expect(answers).toEqual([
+      { status: 'fulfilled', value: 2 },
+      { status: 'rejected', reason: new Error('unlucky') },
+      { status: 'fulfilled', value: 6 },
+    ])
+    expect(batches).toEqual([[1, 13, 3], [1], [13], [3]])
+  })
+
+  it('fails the caller when a batch answers with the wrong number of answers', async () => {
+    const double = batched(async () => [1, 2, 3], { maxBatch: 100 })
+    await expect(double(1)).rejects.toThrow('a batch of 1 was answered with 3')
+  })
+
+  it('never puts two items of one key in one batch, and runs them in the order asked', async () => {
+    const batches: string[][] = []
+    const tag = batched(
+      async (items: readonly string[]) => {
+        batches.push([...items])
+        return items.map((item) => `${item}!`)
+      },
+      { maxBatch: 100, key: (item) => item.split(':')[0] as string },
+    )
+    const answers = await Promise.all(['a:1', 'b:1', 'a:2', 'c:1', 'a:3', 'b:2'].map(tag))
+    expect(answers).toEqual(['a:1!', 'b:1!', 'a:2!', 'c:1!', 'a:3!', 'b:2!'])
+    expect(batches).toEqual([['a:1', 'b:1', 'c:1'], ['a:2', 'b:2'], ['a:3']])
+  })
+})

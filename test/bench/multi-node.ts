@@ -17,6 +17,7 @@ import { type Fleet, startFleet, wallNow } from './multi-node-fleet.ts'
 import type { WorkerHub } from './multi-node-hub-worker.ts'
 import { type BenchAccount, createAccounts, enrollHubs } from './multi-node-provision.ts'
 import { type CpuFigure, type Figures, formatReport, type RunSettings } from './multi-node-report.ts'
+import { STATEMENT_STATISTICS, statementStatistics } from './pg-statements.ts'
 import { type MeasuredProcess, measureCpu } from './process-cpu.ts'
 import { summarize } from './stats.ts'
 
@@ -58,6 +59,10 @@ const IN_FLIGHT = 32
 const PER_WORKER = 5_000
 /** The cloud's default HUB_KEEPALIVE_SECONDS (the hub's keep-alive is two thirds of it). */
 const KEEPALIVE_SECONDS = 30
+/** Printed jobs of yesterday on each printer before the run (multi-node-database.ts, seedHistory). */
+const HISTORY_PER_PRINTER = Number(env.BENCH_MULTI_NODE_HISTORY_PER_PRINTER ?? 10)
+/** Print what PostgreSQL spent its time on while the cluster's jobs were created (pg_stat_statements). */
+const PG_STATEMENTS = env.BENCH_PG_STATEMENTS === '1'
 /** Which setups run (`embedded,cluster`); one alone, to study it, leaves the other's column empty. */
 const SETUPS = (env.BENCH_MULTI_NODE_SETUPS ?? 'embedded,cluster').split(',')
 
@@ -131,6 +136,8 @@ async function connectAll(fleet: Fleet, database: BenchDatabase, startedAt: numb
     cloudOnline = await known()
   }
   const cloudOnlineSeconds = cloudOnline === HUBS ? seconds(startedAt, wallNow()) : undefined
+  progress(`seeding ${HISTORY_PER_PRINTER} printed jobs of history per printer`)
+  await database.seedHistory(HISTORY_PER_PRINTER)
   const [cpu, reportsBefore, holdStart] = [
     measurePhase(processes),
     (await fleet.status()).stateReports,
@@ -315,12 +322,14 @@ async function embedded(): Promise<Figures> {
 
 async function multiNode(): Promise<Figures> {
   const shared = tempDir('bench-nodes-')
-  const postgres = await startPostgres()
+  const postgres = await startPostgres(PG_STATEMENTS ? STATEMENT_STATISTICS : {})
   const stops: (() => Promise<void>)[] = [() => postgres.stop()]
   let fleet: Fleet | undefined
   const clouds: CloudProcess[] = []
   try {
     const databaseUrl = await postgres.createDatabase()
+    const statements = PG_STATEMENTS ? await statementStatistics(databaseUrl) : undefined
+    if (statements) stops.push(() => statements.close())
     const redis = await startRedisServer()
     stops.push(() => redis.stop())
     const database = await openBenchDatabase({ dataDir: shared.path, databaseUrl })
@@ -371,6 +380,7 @@ async function multiNode(): Promise<Figures> {
     ]
     const brokerDescriptors = descriptorsOf(mosquitto.pid())
     progress(`cluster: creating ${JOBS} jobs`)
+    await statements?.reset()
     const dispatch = await createJobs(
       fleet,
       nodes.map((n) => n.url),
@@ -379,6 +389,12 @@ async function multiNode(): Promise<Figures> {
       IN_FLIGHT,
       () => measurePhase(processes),
     )
+    if (statements)
+      console.log(
+        ['PostgreSQL while the jobs were created (pg_stat_statements):', ...(await statements.top(20))].join(
+          '\n',
+        ),
+      )
     progress('cluster: restarting Mosquitto')
     const reconnect = await reconnectAll(fleet, database, () => mosquitto.restart(), processes)
     return {

@@ -42,7 +42,10 @@ function serverUser(): { uid: number; gid: number } | undefined {
 
 let databases = 0
 
-export async function startPostgres(): Promise<PostgresServer> {
+/** Server settings beyond the defaults below, each passed as `-c name=value`. */
+export type PostgresSettings = Record<string, string>
+
+export async function startPostgres(settings: PostgresSettings = {}): Promise<PostgresServer> {
   const bin = postgresBinDir()
   if (!bin)
     throw new Error('no PostgreSQL server binaries under /usr/lib/postgresql (apt-get install postgresql)')
@@ -90,6 +93,7 @@ export async function startPostgres(): Promise<PostgresServer> {
       'full_page_writes=off',
       '-c',
       'max_connections=200',
+      ...Object.entries(settings).flatMap(([name, value]) => ['-c', `${name}=${value}`]),
     ],
     { ...as, stdio: ['ignore', 'ignore', 'pipe'], cwd: dir.path },
   )

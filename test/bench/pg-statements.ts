@@ -1,0 +1,41 @@
+import pg from 'pg'
+
+/** The server settings that make PostgreSQL keep statistics per statement. */
+export const STATEMENT_STATISTICS = {
+  shared_preload_libraries: 'pg_stat_statements',
+  'pg_stat_statements.track': 'all',
+}
+
+/**
+ * What PostgreSQL spent its time on, per statement (pg_stat_statements), to study one phase of a benchmark:
+ * `reset` at its start, `top` at its end. The server must run with STATEMENT_STATISTICS.
+ */
+export async function statementStatistics(databaseUrl: string) {
+  const client = new pg.Client({ connectionString: databaseUrl })
+  await client.connect()
+  await client.query('CREATE EXTENSION IF NOT EXISTS pg_stat_statements')
+  return {
+    async reset() {
+      await client.query('SELECT pg_stat_statements_reset()')
+    },
+    /** The `limit` statements that took the most time (planning and execution), one line each. */
+    async top(limit: number): Promise<string[]> {
+      const { rows } = await client.query<{
+        ms: number
+        plan_ms: number
+        calls: string
+        rows: string
+        query: string
+      }>(
+        `SELECT total_exec_time AS ms, total_plan_time AS plan_ms, calls, rows, query
+           FROM pg_stat_statements ORDER BY total_exec_time + total_plan_time DESC LIMIT $1`,
+        [limit],
+      )
+      return rows.map(
+        (row) =>
+          `${row.ms.toFixed(0).padStart(7)} ms exec ${row.plan_ms.toFixed(0).padStart(5)} ms plan ${String(row.calls).padStart(7)} calls ${String(row.rows).padStart(7)} rows  ${row.query.replace(/\s+/g, ' ').slice(0, 160)}`,
+      )
+    },
+    close: () => client.end(),
+  }
+}

@@ -2,8 +2,9 @@ import { randomUUID } from 'node:crypto'
 import type { Agent } from '../../protocol/agent.ts'
 import type { PageOf } from '../../protocol/pagination.ts'
 import { affected, type Sql } from './engine.ts'
+import { hubReportWrites } from './hub-reports.ts'
 import { pageAfter } from './paging.ts'
-import { type HubReleaseRecord, toHubReleaseRecord } from './release-pins.ts'
+import type { HubReleaseRecord } from './release-pins.ts'
 
 export interface NewAgent {
   account_id: string
@@ -82,7 +83,9 @@ const toAgent = (row: AgentRow): Agent => ({
   created_at: row.created_at,
 })
 
-export function createAgentRepository({ db }: Sql): AgentRepository {
+export function createAgentRepository(sql: Sql): AgentRepository {
+  const { db } = sql
+  const reports = hubReportWrites(sql)
   return {
     findByCredential: (credentialHash) =>
       db
@@ -124,22 +127,15 @@ export function createAgentRepository({ db }: Sql): AgentRepository {
         .executeTakeFirst()
       return row && { ...toAgent(row), account_id: row.account_id }
     },
-    async markOnline(agentId, sessionId, at) {
-      const result = await db
-        .updateTable('agents')
-        .set({ online: 1, session_id: sessionId, last_seen_at: at })
-        .where('agent_id', '=', agentId)
-        .where('revoked_at', 'is', null)
-        .executeTakeFirst()
-      return affected(result) === 1
-    },
+    markOnline: reports.markOnline,
     async markOffline(agentId, sessionId, at) {
-      let update = db
+      if (sessionId !== null) return reports.markOffline(agentId, sessionId, at)
+      const result = await db
         .updateTable('agents')
         .set({ online: 0, last_seen_at: at })
         .where('agent_id', '=', agentId)
-      if (sessionId !== null) update = update.where('session_id', '=', sessionId)
-      return affected(await update.executeTakeFirst()) === 1
+        .executeTakeFirst()
+      return affected(result) === 1
     },
     async unrevokedIds(notSeenSince) {
       let query = db.selectFrom('agents').select('agent_id').where('revoked_at', 'is', null)
@@ -157,26 +153,7 @@ export function createAgentRepository({ db }: Sql): AgentRepository {
     async markAllOffline() {
       await db.updateTable('agents').set({ online: 0 }).where('online', '=', 1).execute()
     },
-    async setReportedVersion(agentId, reported, at) {
-      const row = await db
-        .updateTable('agents')
-        .set({ version: reported, last_seen_at: at })
-        .where('agent_id', '=', agentId)
-        .returning((eb) => [
-          'agent_id',
-          'account_id',
-          'version',
-          'release_pin as hub_pin',
-          'update_report',
-          eb
-            .selectFrom('accounts')
-            .select('accounts.release_pin')
-            .whereRef('accounts.account_id', '=', 'agents.account_id')
-            .as('account_pin'),
-        ])
-        .executeTakeFirst()
-      return row && toHubReleaseRecord(row)
-    },
+    setReportedVersion: reports.setReportedVersion,
     async insert(agent) {
       const row = {
         agent_id: agent.agent_id ?? randomUUID(),

@@ -176,3 +176,19 @@ export function batchedLookup<K, Row>(
     { maxBatch: MAX_LOOKUPS },
   )
 }
+
+/**
+ * The rows in pieces whose sizes are powers of two, largest first: an INSERT of n rows has one text per
+ * size, and each text is prepared once per connection (postgres-prepared.ts).
+ */
+export function powersOfTwo<T>(rows: readonly T[]): T[][] {
+  const pieces: T[][] = []
+  let start = 0
+  while (start < rows.length) {
+    let size = 1
+    while (size * 2 <= rows.length - start) size *= 2
+    pieces.push(rows.slice(start, start + size))
+    start += size
+  }
+  return pieces
+}

@@ -1,5 +1,6 @@
-import { type Kysely, type RawBuilder, sql } from 'kysely'
+import type { Kysely, RawBuilder } from 'kysely'
 import type { PrintJobStatus } from '../../protocol/enums.ts'
+import { valueByKey } from './batch-sql.ts'
 import { batchedOn, padded } from './batched.ts'
 import type { Sql } from './engine.ts'
 import type { AppliedChange, JobRuleSpec, StatusChange } from './print-jobs.ts'
@@ -35,15 +36,15 @@ const MAX_BATCH = 256
  * Applies lifecycle rules, each as a compare-and-set: only if the job's status is one the rule starts from
  * and its condition holds at the moment of the write does it move (two changes that cross cannot both
  * apply, on either engine). Changes of one shape (the same rule, the same fields, reported by a hub or not)
- * asked together are one UPDATE (batched.ts), each job's values chosen by a `CASE` on its id; within a
- * transaction (`sql` is one) each change is its own statement.
+ * asked together are one UPDATE (batched.ts), each job's values chosen by a `CASE` on its id; changes of one
+ * job asked together apply one after the other, in the order asked (a hub's acknowledgement and its `printed`
+ * arriving together). Within a transaction (`sql` is one) each change is its own statement.
  */
 export function jobChanges(
   sql: Sql,
 ): (id: string, rule: JobRuleSpec, change: StatusChange, hubId?: string) => Promise<Applied> {
   const byShape = new Map<string, (change: JobChange) => Promise<Applied>>()
-  return (id, rule, change, hubId) => {
-    const item = { id, rule, change, hubId }
+  const applyOne = (item: JobChange) => {
     const shape = shapeOf(item)
     let apply = byShape.get(shape)
     if (!apply) {
@@ -54,6 +55,19 @@ export function jobChanges(
       byShape.set(shape, apply)
     }
     return apply(item)
+  }
+  /** The latest change asked of each job whose changes have not all ended. */
+  const latest = new Map<string, Promise<unknown>>()
+  return (id, rule, change, hubId) => {
+    const item = { id, rule, change, hubId }
+    const before = latest.get(id)
+    const applied = before ? before.then(() => applyOne(item)) : applyOne(item)
+    const settled = applied.catch(() => {})
+    latest.set(id, settled)
+    void settled.then(() => {
+      if (latest.get(id) === settled) latest.delete(id)
+    })
+    return applied
   }
 }
 
@@ -73,10 +87,10 @@ async function applyTogether(db: Kysely<Database>, changes: readonly JobChange[]
   const items = padded(changes)
   /** Each job's own value of a field, by its id. */
   const byJob = (value: (item: JobChange) => string | null | undefined): RawBuilder<string | null> =>
-    sql<string | null>`CASE print_jobs.print_job_id ${sql.join(
-      items.map((item) => sql`WHEN ${item.id} THEN ${value(item) ?? null}`),
-      sql` `,
-    )} END`
+    valueByKey(
+      'print_jobs.print_job_id',
+      items.map((item) => [item.id, value(item) ?? null] as const),
+    )
   const to = rule.to
   const leavesUnstarted = to !== undefined && !UNSTARTED.includes(to)
   let update = db.updateTable('print_jobs').set((eb) => ({

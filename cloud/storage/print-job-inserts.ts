@@ -1,7 +1,7 @@
 import { type Kysely, sql } from 'kysely'
 import type { PrintJobStatus } from '../../protocol/enums.ts'
 import { PRINT_OPTION_KEYS, type PrintJob } from '../../protocol/print-job.ts'
-import { batchedOn } from './batched.ts'
+import { batchedOn, powersOfTwo } from './batched.ts'
 import { inTransaction, type Sql } from './engine.ts'
 import type { IdempotencyScope } from './idempotency.ts'
 import type { Database } from './schema.ts'
@@ -126,20 +126,4 @@ async function unfinishedJobs(
     .execute()
   // PostgreSQL's count is a bigint, which the driver gives as a string.
   return new Map(rows.map((row) => [row.account_id, Number(row.n ?? 0)]))
-}
-
-/**
- * The rows in pieces whose sizes are powers of two, largest first: an INSERT of n rows has one text per
- * size, and each text is prepared once per connection (postgres-prepared.ts).
- */
-function powersOfTwo<T>(rows: readonly T[]): T[][] {
-  const pieces: T[][] = []
-  let start = 0
-  while (start < rows.length) {
-    let size = 1
-    while (size * 2 <= rows.length - start) size *= 2
-    pieces.push(rows.slice(start, start + size))
-    start += size
-  }
-  return pieces
 }

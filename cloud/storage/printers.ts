@@ -4,10 +4,10 @@ import type { HubPrinter } from '../../protocol/hub-messages.ts'
 import type { PageOf } from '../../protocol/pagination.ts'
 import type { Printer, PrinterCapabilities } from '../../protocol/printer.ts'
 import type { PrinterHealth } from '../../protocol/printer-health.ts'
-import { printerIdFor } from '../auth/stable-id.ts'
 import { batchedLookup } from './batched.ts'
 import { forUpdate, inTransaction, type Sql } from './engine.ts'
 import { pageAfter } from './paging.ts'
+import { printerSyncs } from './printer-sync.ts'
 import type { Database } from './schema.ts'
 
 export interface NewPrinter {
@@ -118,6 +118,7 @@ export function createPrinterRepository(sql: Sql): PrinterRepository {
         .execute(),
     keyOfRow: (row) => row.printer_id,
   })
+  const syncs = printerSyncs(sql)
   async function findById(accountId: string, printerId: string): Promise<Printer | undefined> {
     const row = await printerById(printerId)
     return row?.account_id === accountId ? toPrinter(row) : undefined
@@ -149,75 +150,8 @@ export function createPrinterRepository(sql: Sql): PrinterRepository {
           .execute()
         return { removed: true, printer_id: printerId, account_id: printer.account_id, removed_at: at }
       }),
-    async syncFromHub(accountId, agentId, printers, at) {
-      // One statement in the common case, no transaction: every hub reports its state on each connect and after
-      // each health round, so 19,500 hubs at rest send 650 reports a second. The upsert also counts the hub's
-      // printers still reported that this report leaves out, and only then are they taken offline with a
-      // second statement. A report names all of the hub's printers, so one cut short (the node died between
-      // the statements) leaves at worst a printer it no longer reports online, and the next report completes it.
-      const ids = printers.map((p) => printerIdFor(agentId, p.key))
-      const leaveOut = () => {
-        let others = db
-          .updateTable('printers')
-          .set({ reported: 0 })
-          .where('agent_id', '=', agentId)
-          .where('reported', '=', 1)
-        if (ids.length > 0) others = others.where('printer_id', 'not in', ids)
-        return others.execute()
-      }
-      if (printers.length === 0) {
-        await leaveOut()
-        return
-      }
-      const [upserted] = await db
-        .insertInto('printers')
-        .values(
-          printers.map((p, i) => ({
-            printer_id: ids[i]!,
-            account_id: accountId,
-            agent_id: agentId,
-            name: p.name,
-            capabilities: JSON.stringify(p.capabilities),
-            reported: 1,
-            last_seen_at: at,
-            created_at: at,
-            printer_key: p.key,
-            uri: p.uri,
-            health: JSON.stringify(p.health),
-          })),
-        )
-        .onConflict((conflict) =>
-          conflict.column('printer_id').doUpdateSet((eb) => ({
-            name: eb.ref('excluded.name'),
-            capabilities: eb.ref('excluded.capabilities'),
-            reported: eb.ref('excluded.reported'),
-            last_seen_at: eb.ref('excluded.last_seen_at'),
-            uri: eb.ref('excluded.uri'),
-            health: eb.ref('excluded.health'),
-            removed_at: null,
-          })),
-        )
-        // Rows this statement does not write, so both engines count them as they were before it.
-        .returning((eb) =>
-          eb
-            .selectFrom('printers as left_out')
-            .select((sub) => sub.fn.countAll<number>().as('n'))
-            .where('left_out.agent_id', '=', agentId)
-            .where('left_out.reported', '=', 1)
-            .where('left_out.printer_id', 'not in', ids)
-            .as('left_out'),
-        )
-        .execute()
-      if (Number(upserted?.left_out ?? 0) > 0) await leaveOut()
-    },
-    async hubWentOffline(agentId, at) {
-      await db
-        .updateTable('printers')
-        .set({ last_seen_at: at })
-        .where('agent_id', '=', agentId)
-        .where('reported', '=', 1)
-        .execute()
-    },
+    syncFromHub: syncs.syncFromHub,
+    hubWentOffline: syncs.hubWentOffline,
     locate: (printerId) =>
       db
         .selectFrom('printers')

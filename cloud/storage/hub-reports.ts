@@ -1,0 +1,110 @@
+import { valueByKey } from './batch-sql.ts'
+import { batchedOn, padded } from './batched.ts'
+import type { Sql } from './engine.ts'
+import { type HubReleaseRecord, toHubReleaseRecord } from './release-pins.ts'
+
+/** Hubs per statement at most. */
+const MAX_BATCH = 256
+
+/**
+ * What every hub's connect and health round writes of it (its presence and its state report), batched
+ * (batched.ts): 19,500 hubs at rest send 650 state reports a second, and a fleet reconnecting after a broker
+ * restart sends a presence and a state report each within seconds. Each write is one UPDATE for the hubs
+ * asked together, each hub's values chosen by its id; a hub asked twice is written twice, in order.
+ */
+export function hubReportWrites(sql: Sql) {
+  const { db } = sql
+  const byAgent = (entries: readonly (readonly [string, string])[]) => valueByKey('agents.agent_id', entries)
+  const agentKey = { maxBatch: MAX_BATCH, key: (item: { agentId: string }) => item.agentId }
+
+  const markOnline = batchedOn(
+    sql,
+    async (items: readonly { agentId: string; sessionId: string; at: string }[]) => {
+      const hubs = padded(items)
+      const rows = await db
+        .updateTable('agents')
+        .set({
+          online: 1,
+          session_id: byAgent(hubs.map((hub) => [hub.agentId, hub.sessionId])),
+          last_seen_at: byAgent(hubs.map((hub) => [hub.agentId, hub.at])),
+        })
+        .where(
+          'agent_id',
+          'in',
+          hubs.map((hub) => hub.agentId),
+        )
+        .where('revoked_at', 'is', null)
+        .returning('agent_id')
+        .execute()
+      const marked = new Set(rows.map((row) => row.agent_id))
+      return items.map((item) => marked.has(item.agentId))
+    },
+    agentKey,
+  )
+
+  const markOffline = batchedOn(
+    sql,
+    async (items: readonly { agentId: string; sessionId: string; at: string }[]) => {
+      const hubs = padded(items)
+      // Only the hub's current session may take it offline.
+      const rows = await db
+        .updateTable('agents')
+        .set({ online: 0, last_seen_at: byAgent(hubs.map((hub) => [hub.agentId, hub.at])) })
+        .where(
+          'agent_id',
+          'in',
+          hubs.map((hub) => hub.agentId),
+        )
+        .where('session_id', '=', byAgent(hubs.map((hub) => [hub.agentId, hub.sessionId])))
+        .returning('agent_id')
+        .execute()
+      const marked = new Set(rows.map((row) => row.agent_id))
+      return items.map((item) => marked.has(item.agentId))
+    },
+    agentKey,
+  )
+
+  const setReportedVersion = batchedOn(
+    sql,
+    async (items: readonly { agentId: string; version: string; at: string }[]) => {
+      const hubs = padded(items)
+      const rows = await db
+        .updateTable('agents')
+        .set({
+          version: byAgent(hubs.map((hub) => [hub.agentId, hub.version])),
+          last_seen_at: byAgent(hubs.map((hub) => [hub.agentId, hub.at])),
+        })
+        .where(
+          'agent_id',
+          'in',
+          hubs.map((hub) => hub.agentId),
+        )
+        .returning((eb) => [
+          'agent_id',
+          'account_id',
+          'version',
+          'release_pin as hub_pin',
+          'update_report',
+          eb
+            .selectFrom('accounts')
+            .select('accounts.release_pin')
+            .whereRef('accounts.account_id', '=', 'agents.account_id')
+            .as('account_pin'),
+        ])
+        .execute()
+      const byId = new Map(rows.map((row) => [row.agent_id, row]))
+      return items.map((item): HubReleaseRecord | undefined => {
+        const row = byId.get(item.agentId)
+        return row && toHubReleaseRecord(row)
+      })
+    },
+    agentKey,
+  )
+
+  return {
+    markOnline: (agentId: string, sessionId: string, at: string) => markOnline({ agentId, sessionId, at }),
+    markOffline: (agentId: string, sessionId: string, at: string) => markOffline({ agentId, sessionId, at }),
+    setReportedVersion: (agentId: string, version: string, at: string) =>
+      setReportedVersion({ agentId, version, at }),
+  }
+}

@@ -1,0 +1,105 @@
+import type { HubPrinter } from '../../protocol/hub-messages.ts'
+import { printerIdFor } from '../auth/stable-id.ts'
+import { valueByKey } from './batch-sql.ts'
+import { batchedOn, padded, powersOfTwo } from './batched.ts'
+import type { Sql } from './engine.ts'
+
+interface HubState {
+  accountId: string
+  agentId: string
+  printers: HubPrinter[]
+  at: string
+}
+
+/** Hubs per batch at most. */
+const MAX_BATCH = 128
+
+/**
+ * What a hub's state report and its going offline write of its printers, for the hubs asked together
+ * (batched.ts): every hub reports its state on each connect and after each health round, so 19,500 hubs at
+ * rest send 650 reports a second. A batch of reports is an upsert of every printer they name (a few multi-row
+ * INSERTs) and one UPDATE that takes out of the reports the printers of those hubs that they leave out; no
+ * transaction: a report names all of its hub's printers, so a batch cut short (the node died between the
+ * statements) leaves at worst a printer its hub no longer reports online, and the hub's next report
+ * completes it.
+ */
+export function printerSyncs(sql: Sql) {
+  const { db } = sql
+  const sync = batchedOn(
+    sql,
+    async (hubs: readonly HubState[]) => {
+      const rows = hubs.flatMap(({ accountId, agentId, printers, at }) =>
+        printers.map((p) => ({
+          printer_id: printerIdFor(agentId, p.key),
+          account_id: accountId,
+          agent_id: agentId,
+          name: p.name,
+          capabilities: JSON.stringify(p.capabilities),
+          reported: 1,
+          last_seen_at: at,
+          created_at: at,
+          printer_key: p.key,
+          uri: p.uri,
+          health: JSON.stringify(p.health),
+        })),
+      )
+      for (const piece of powersOfTwo(rows))
+        await db
+          .insertInto('printers')
+          .values(piece)
+          .onConflict((conflict) =>
+            conflict.column('printer_id').doUpdateSet((eb) => ({
+              name: eb.ref('excluded.name'),
+              capabilities: eb.ref('excluded.capabilities'),
+              reported: eb.ref('excluded.reported'),
+              last_seen_at: eb.ref('excluded.last_seen_at'),
+              uri: eb.ref('excluded.uri'),
+              health: eb.ref('excluded.health'),
+              removed_at: null,
+            })),
+          )
+          .execute()
+      // Printer ids derive from their hub, so no report's printer is another hub's.
+      let leftOut = db
+        .updateTable('printers')
+        .set({ reported: 0 })
+        .where('agent_id', 'in', padded(hubs.map((hub) => hub.agentId)))
+        .where('reported', '=', 1)
+      if (rows.length > 0)
+        leftOut = leftOut.where('printer_id', 'not in', padded(rows.map((row) => row.printer_id)))
+      await leftOut.execute()
+      return hubs.map(() => undefined)
+    },
+    { maxBatch: MAX_BATCH, key: (hub) => hub.agentId },
+  )
+
+  const wentOffline = batchedOn(
+    sql,
+    async (hubs: readonly { agentId: string; at: string }[]) => {
+      const padding = padded(hubs)
+      await db
+        .updateTable('printers')
+        .set({
+          last_seen_at: valueByKey(
+            'printers.agent_id',
+            padding.map((hub) => [hub.agentId, hub.at] as const),
+          ),
+        })
+        .where(
+          'agent_id',
+          'in',
+          padding.map((hub) => hub.agentId),
+        )
+        .where('reported', '=', 1)
+        .execute()
+      return hubs.map(() => undefined)
+    },
+    { maxBatch: MAX_BATCH, key: (hub) => hub.agentId },
+  )
+
+  return {
+    syncFromHub: (accountId: string, agentId: string, printers: HubPrinter[], at: string) =>
+      sync({ accountId, agentId, printers, at }),
+    hubWentOffline: (agentId: string, at: string) => wentOffline({ agentId, at }),
+  }
+}

@@ -17,7 +17,7 @@ import { type Fleet, startFleet, wallNow } from './multi-node-fleet.ts'
 import type { WorkerHub } from './multi-node-hub-worker.ts'
 import { type BenchAccount, createAccounts, enrollHubs } from './multi-node-provision.ts'
 import { type CpuFigure, type Figures, formatReport, type RunSettings } from './multi-node-report.ts'
-import { STATEMENT_STATISTICS, statementStatistics } from './pg-statements.ts'
+import { STATEMENT_STATISTICS, type StatementStatistics, statementStatistics } from './pg-statements.ts'
 import { type MeasuredProcess, measureCpu } from './process-cpu.ts'
 import { summarize } from './stats.ts'
 
@@ -122,7 +122,13 @@ function measurePhase(processes: Processes): () => CpuFigure {
  * bound (a broker that cannot take them all is a figure, not a failure); then hold, measuring the CPU of
  * `measured` while the hubs send their periodic state reports.
  */
-async function connectAll(fleet: Fleet, database: BenchDatabase, startedAt: number, processes: Processes) {
+async function connectAll(
+  fleet: Fleet,
+  database: BenchDatabase,
+  startedAt: number,
+  processes: Processes,
+  statements?: StatementStatistics,
+) {
   const since = new Date(startedAt).toISOString()
   const connected = await fleet
     .until((s) => s.connected === HUBS, (HUBS / CONNECTS_PER_SECOND) * 1000 + 60_000)
@@ -143,7 +149,10 @@ async function connectAll(fleet: Fleet, database: BenchDatabase, startedAt: numb
     (await fleet.status()).stateReports,
     wallNow(),
   ]
+  await statements?.reset()
   await sleep(HOLD_MS)
+  if (statements)
+    console.log(['PostgreSQL while the fleet was held:', ...(await statements.top(12))].join('\n'))
   const [heldCpu, held] = [cpu(), await fleet.status()]
   const heldSeconds = seconds(holdStart, wallNow())
   return {
@@ -373,7 +382,7 @@ async function multiNode(): Promise<Figures> {
       ],
       load: loadOf(fleet),
     }
-    const connect = await connectAll(fleet, database, startedAt, processes)
+    const connect = await connectAll(fleet, database, startedAt, processes, statements)
     const rss = [
       ...nodes.map((n, i) => ({ name: `cloud node ${'ab'[i]}`, mb: rssOf(n.process.pid!) })),
       { name: 'mosquitto', mb: rssOf(mosquitto.pid()) },

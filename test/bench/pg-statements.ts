@@ -4,7 +4,10 @@ import pg from 'pg'
 export const STATEMENT_STATISTICS = {
   shared_preload_libraries: 'pg_stat_statements',
   'pg_stat_statements.track': 'all',
+  'pg_stat_statements.track_planning': 'on',
 }
+
+export type StatementStatistics = Awaited<ReturnType<typeof statementStatistics>>
 
 /**
  * What PostgreSQL spent its time on, per statement (pg_stat_statements), to study one phase of a benchmark:
@@ -31,10 +34,19 @@ export async function statementStatistics(databaseUrl: string) {
            FROM pg_stat_statements ORDER BY total_exec_time + total_plan_time DESC LIMIT $1`,
         [limit],
       )
-      return rows.map(
-        (row) =>
-          `${row.ms.toFixed(0).padStart(7)} ms exec ${row.plan_ms.toFixed(0).padStart(5)} ms plan ${String(row.calls).padStart(7)} calls ${String(row.rows).padStart(7)} rows  ${row.query.replace(/\s+/g, ' ').slice(0, 160)}`,
+      const { rows: totals } = await client.query<{ ms: number; calls: string }>(
+        'SELECT sum(total_exec_time) AS ms, sum(calls) AS calls FROM pg_stat_statements',
       )
+      const total = `${Number(totals[0]?.ms ?? 0)
+        .toFixed(0)
+        .padStart(7)} ms exec in all, ${totals[0]?.calls} calls`
+      return [
+        total,
+        ...rows.map(
+          (row) =>
+            `${row.ms.toFixed(0).padStart(7)} ms exec ${row.plan_ms.toFixed(0).padStart(5)} ms plan ${String(row.calls).padStart(7)} calls ${String(row.rows).padStart(7)} rows  ${row.query.replace(/\s+/g, ' ').slice(0, 160)}`,
+        ),
+      ]
     },
     close: () => client.end(),
   }

@@ -51,7 +51,11 @@ export interface AppDependencies {
   consoleClock?: ConsoleClock
 }
 
-const NO_JOB_EVENTS: JobEvents = { jobCreated: async () => {}, cancelRequested: async () => {} }
+const NO_JOB_EVENTS: JobEvents = {
+  offersNewJobs: false,
+  jobCreated: async () => {},
+  cancelRequested: async () => {},
+}
 
 /** Builds the cloud's HTTP API. The server file listens; tests call this and `inject` or listen on port 0. */
 export async function buildApp(deps: AppDependencies): Promise<FastifyInstance> {
@@ -141,9 +145,7 @@ export async function buildApp(deps: AppDependencies): Promise<FastifyInstance> 
     storageQuotaBytes: config.accountStorageQuotaBytes,
   })
   const jobEvents = deps.jobEvents ?? NO_JOB_EVENTS
-  const submitter = createPrintJobSubmitter(storage, config.printQueueCapacity, (job) =>
-    jobEvents.jobCreated(job),
-  )
+  const submitter = createPrintJobSubmitter(storage, config.printQueueCapacity, jobEvents)
   const fetchOptions: SafeFetchOptions = {
     maxBytes: config.maxDocumentBytes,
     connectTimeoutMs: config.fetchConnectTimeoutMs,

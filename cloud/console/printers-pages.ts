@@ -1,6 +1,7 @@
 import type { FastifyPluginAsync, FastifyReply, FastifyRequest } from 'fastify'
 import type { Printer } from '../../protocol/printer.ts'
 import { isApiError } from '../errors.ts'
+import type { JobPrinter } from '../storage/printers.ts'
 import { isUuid } from '../uuid.ts'
 import type { ConsoleOptions } from './console-context.ts'
 import { field } from './form-fields.ts'
@@ -34,10 +35,10 @@ export const printersPages: FastifyPluginAsync<ConsoleOptions> = async (
       listLabel: 'All printers',
     })
   /** The account's printer named by the route's :id (removed ones are not); undefined for anything else. */
-  const printerOf = async (request: FastifyRequest): Promise<Printer | undefined> => {
+  const printerOf = async (request: FastifyRequest): Promise<JobPrinter | undefined> => {
     const id = field(request.params, 'id')
     if (!isUuid(id)) return undefined
-    return storage.printers.findById(userOf(request).accountId, id)
+    return storage.printers.findForJob(userOf(request).accountId, id)
   }
   /** The name of each of the account's hubs, by id. */
   const hubNames = async (accountId: string) =>

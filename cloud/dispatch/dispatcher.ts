@@ -1,7 +1,6 @@
 import type { Logger } from 'pino'
 import type { HubPayload } from '../../protocol/hub-messages.ts'
 import { PROTOCOL_VERSION } from '../../protocol/hub-messages.ts'
-import type { PrintJob } from '../../protocol/print-job.ts'
 import type { HubBus } from '../broker/hub-bus.ts'
 import { type CancelReason, JobLifecycle, type JobLog } from '../print-jobs/lifecycle.ts'
 import type { DispatchableJob } from '../storage/print-jobs.ts'
@@ -134,21 +133,24 @@ export class Dispatcher {
     return offering
   }
 
-  /**
-   * A job was created: offer it to its hub if the hub is online; otherwise it is offered when it connects. A
-   * failure here never fails the request that created the job: the sweep offers it later.
-   */
-  jobCreated(job: PrintJob): Promise<void> {
-    return this.#tracked(this.#offerCreated(job))
-  }
+  /** A new job on an online printer is stored offered, and offered to its hub here (jobCreated). */
+  readonly offersNewJobs = true
 
-  async #offerCreated(job: PrintJob): Promise<void> {
-    try {
-      const offerable = await this.#o.storage.printJobs.offerable(job.print_job_id)
-      if (offerable) await this.#offer(offerable, false, offerable.account_active)
-    } catch (error) {
-      this.#o.logger.error({ err: error, print_job_id: job.print_job_id }, 'offering a new job failed')
-    }
+  /**
+   * A job was created: stored offered (its printer was online, its account active), it is sent to its hub
+   * now; otherwise it is offered when its hub connects, or by the sweep. Nothing is read or written for it:
+   * what the offer names came with the request. A failure to send never fails the request that created the
+   * job: the hub is offered it again when it reconnects, and asked about it once it is silent (silent-jobs.ts).
+   */
+  async jobCreated(job: DispatchableJob): Promise<void> {
+    if (job.offered_at === null) return
+    this.#o.logger.info(
+      { print_job_id: job.print_job_id, printer_id: job.printer_id, status: job.status },
+      'print job offered',
+    )
+    await this.#tracked(
+      this.#send(job.agent_id, 'job-offer', jobOffer(job, this.#o.publicUrl, this.#o.pendingExpirySeconds)),
+    )
   }
 
   /**

@@ -7,10 +7,12 @@ import {
   printOptionsOf,
   type ResolvedPrintOptions,
 } from '../../protocol/print-job.ts'
-import type { Printer } from '../../protocol/printer.ts'
 import { ApiError } from '../errors.ts'
 import { isDocumentPurgedError } from '../storage/documents.ts'
 import type { IdempotencyScope } from '../storage/idempotency.ts'
+import type { JobCreated } from '../storage/print-job-inserts.ts'
+import type { DispatchableJob } from '../storage/print-jobs.ts'
+import type { JobPrinter } from '../storage/printers.ts'
 import type { Storage } from '../storage/storage.ts'
 import type { JobLog } from './lifecycle.ts'
 import { checkPrintRoute } from './route-check.ts'
@@ -33,26 +35,37 @@ function unknownReferences(...fields: Reference[]): ApiError {
   })
 }
 
+/** What is told of each new job: the dispatcher, which offers it to its hub. */
+export interface NewJobListener {
+  /**
+   * Whether a job is offered to its hub as it is created, when its printer is online: it is then stored offered
+   * (JobCreation.offerAt), and jobCreated sends the offer.
+   */
+  readonly offersNewJobs: boolean
+  /** The job as its hub is offered it (`offered_at` set when it was stored offered). */
+  jobCreated(job: DispatchableJob): Promise<void>
+}
+
 /** Creates print jobs: route check, queue capacity, then the pending job (DESIGN: one print job, end to end). */
 export interface PrintJobSubmitter {
   /** The account's printer, or a 422 naming printer_id (another account's printer is not disclosed). */
-  printerFor(accountId: string, printerId: string): Promise<Printer>
+  printerFor(accountId: string, printerId: string): Promise<JobPrinter>
   documentFor(accountId: string, documentId: string): Promise<Document>
   /** Both references of POST /api/v1/print-jobs; one 422 naming every id that names nothing. */
   referencesFor(
     accountId: string,
     printerId: string,
     documentId: string,
-  ): Promise<{ printer: Printer; document: Document }>
+  ): Promise<{ printer: JobPrinter; document: Document }>
   /**
-   * Inserts the pending job, logs it with `log` (the request's; tests may omit it), then tells its hub
-   * (through `onCreated`). Under an Idempotency-Key, the key's answer (201 and the job) is written in the
-   * same transaction as the job: a cloud that dies before answering leaves a key that replays this job, never
-   * one that lets the retry create a second.
+   * Inserts the pending job (offered, if its printer is online and `listener` offers new jobs), logs it with
+   * `log` (the request's; tests may omit it), then tells `listener`. Under an Idempotency-Key, the key's
+   * answer (201 and the job) is written in the same transaction as the job: a cloud that dies before answering
+   * leaves a key that replays this job, never one that lets the retry create a second.
    */
   submit(
     accountId: string,
-    printer: Printer,
+    printer: JobPrinter,
     document: Document,
     options: PrintOptions,
     log?: JobLog,
@@ -63,12 +76,13 @@ export interface PrintJobSubmitter {
 export function createPrintJobSubmitter(
   storage: Storage,
   queueCapacity: number,
-  onCreated: (job: PrintJob) => Promise<void>,
+  listener: NewJobListener,
 ): PrintJobSubmitter {
   return {
     async printerFor(accountId, printerId) {
       return (
-        (await storage.printers.findById(accountId, printerId)) ?? throwError(unknownReferences('printer_id'))
+        (await storage.printers.findForJob(accountId, printerId)) ??
+        throwError(unknownReferences('printer_id'))
       )
     },
     async documentFor(accountId, documentId) {
@@ -79,7 +93,7 @@ export function createPrintJobSubmitter(
     },
     async referencesFor(accountId, printerId, documentId) {
       const [printer, document] = await Promise.all([
-        storage.printers.findById(accountId, printerId),
+        storage.printers.findForJob(accountId, printerId),
         storage.documents.findById(accountId, documentId),
       ])
       if (printer && document) return { printer, document }
@@ -108,20 +122,21 @@ export function createPrintJobSubmitter(
         failure_detail: null,
         waiting_reason: null,
       }
-      let inserted: boolean
+      // Offered as it is stored when its printer is online; otherwise when its hub connects.
+      const offerAt = listener.offersNewJobs && printer.online ? new Date().toISOString() : undefined
+      let created: JobCreated
       try {
-        inserted = await storage.printJobs.insertWithinCapacity(
-          accountId,
-          job,
-          queueCapacity,
-          idempotency ? { scope: idempotency, statusCode: 201, body: JSON.stringify(job) } : undefined,
-        )
+        created = await storage.printJobs.create(accountId, job, {
+          capacity: queueCapacity,
+          ...(idempotency && { answer: { scope: idempotency, statusCode: 201, body: JSON.stringify(job) } }),
+          ...(offerAt !== undefined && { offerAt }),
+        })
       } catch (error) {
         // Purged by housekeeping since it was looked up: answered as a document that is not there.
         if (isDocumentPurgedError(error)) throw unknownReferences('document_id')
         throw error
       }
-      if (!inserted) {
+      if (created === 'queue_full') {
         throw new ApiError(
           'print_queue_full',
           `The account already has ${queueCapacity} unfinished print jobs.`,
@@ -134,7 +149,17 @@ export function createPrintJobSubmitter(
         { print_job_id: job.print_job_id, printer_id: job.printer_id, status: job.status },
         'print job created',
       )
-      await onCreated(job)
+      await listener.jobCreated({
+        ...job,
+        account_id: accountId,
+        agent_id: printer.agent_id,
+        printer_key: printer.printer_key,
+        sha256: document.sha256,
+        size_bytes: document.size_bytes,
+        offered_at: created === 'offered' ? (offerAt ?? null) : null,
+        cancel_requested_at: null,
+        cancel_reason: null,
+      })
       return job
     },
   }

@@ -14,7 +14,6 @@ import {
   type PrintOptions,
   printOptionsOf,
 } from '../../protocol/print-job.ts'
-import type { Printer } from '../../protocol/printer.ts'
 import { decodeDocumentBase64 } from '../documents/base64.ts'
 import type { DocumentIntake } from '../documents/intake.ts'
 import { ApiError } from '../errors.ts'
@@ -24,13 +23,13 @@ import { jsonResponse } from '../openapi/responses.ts'
 import { authOf } from '../plugins/authentication.ts'
 import { cancelPrintJob } from '../print-jobs/cancel.ts'
 import { JobLifecycle, type JobLog } from '../print-jobs/lifecycle.ts'
-import type { PrintJobSubmitter } from '../print-jobs/submit.ts'
+import type { NewJobListener, PrintJobSubmitter } from '../print-jobs/submit.ts'
+import type { JobPrinter } from '../storage/printers.ts'
 import type { Storage } from '../storage/storage.ts'
 import { unknownCursor } from './list-errors.ts'
 
 /** What the rest of the cloud hears about jobs (the dispatcher tells hubs); nothing by default. */
-export interface JobEvents {
-  jobCreated(job: PrintJob): Promise<void>
+export interface JobEvents extends NewJobListener {
   /**
    * Asks the job's hub to drop it; resolves once the hub answered, or after the confirmation timeout. The
    * hub's confirmation is logged with `log` (the request's).
@@ -94,7 +93,7 @@ export const printJobRoutes: FastifyPluginAsync<PrintJobRoutesOptions> = async (
   const decoded = new WeakMap<FastifyRequest, Buffer>()
   const lifecycle = new JobLifecycle(storage.printJobs, app.log)
   /** The job of a create request, under the request's Idempotency-Key and logged with its request id. */
-  const create = (request: FastifyRequest, printer: Printer, document: Document, body: PrintOptions) =>
+  const create = (request: FastifyRequest, printer: JobPrinter, document: Document, body: PrintOptions) =>
     submitter.submit(
       authOf(request).accountId,
       printer,

@@ -61,7 +61,7 @@ export function jobChanges(
   return (id, rule, change, hubId) => {
     const item = { id, rule, change, hubId }
     const before = latest.get(id)
-    const applied = before ? before.then(() => applyOne(item)) : applyOne(item)
+    const applied = before === undefined ? applyOne(item) : before.then(() => applyOne(item))
     const settled = applied.catch(() => {})
     latest.set(id, settled)
     void settled.then(() => {

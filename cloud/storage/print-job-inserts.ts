@@ -13,12 +13,25 @@ export interface IdempotentAnswer {
   body: string
 }
 
-/** One job to insert (PrintJobRepository.insertWithinCapacity). */
-interface JobInsert {
+/** What a new job is stored with beyond itself (PrintJobRepository.create). */
+export interface JobCreation {
+  /** Unfinished jobs the account may have at most, this one included. */
+  capacity: number
+  /** The Idempotency-Key's answer, written in the same transaction. */
+  answer?: IdempotentAnswer
+  /**
+   * The job goes to its hub now (its printer is online): it is stored offered at this time, if its account is
+   * active (a suspended account's jobs wait); from then on its hub may hold it.
+   */
+  offerAt?: string
+}
+
+/** What became of a new job: refused by a full queue, stored, or stored offered (JobCreation.offerAt). */
+export type JobCreated = 'queue_full' | 'created' | 'offered'
+
+interface JobInsert extends JobCreation {
   accountId: string
   job: PrintJob
-  capacity: number
-  answer: IdempotentAnswer | undefined
 }
 
 const UNFINISHED: readonly PrintJobStatus[] = ['pending', 'reserved', 'printing']
@@ -35,16 +48,16 @@ const MAX_BATCH = 128
  */
 export function jobInserts(
   sql: Sql,
-): (accountId: string, job: PrintJob, capacity: number, answer?: IdempotentAnswer) => Promise<boolean> {
+): (accountId: string, job: PrintJob, creation: JobCreation) => Promise<JobCreated> {
   const together = batchedOn(
     sql,
     (items: readonly JobInsert[]) => inTransaction(sql, (tx) => insertTogether(tx, items)),
     { maxBatch: MAX_BATCH },
   )
-  return (accountId, job, capacity, answer) => together({ accountId, job, capacity, answer })
+  return (accountId, job, creation) => together({ ...creation, accountId, job })
 }
 
-async function insertTogether(tx: Sql, items: readonly JobInsert[]): Promise<boolean[]> {
+async function insertTogether(tx: Sql, items: readonly JobInsert[]): Promise<JobCreated[]> {
   const accounts = [...new Set(items.map((item) => item.accountId))].sort()
   // PostgreSQL: the accounts' rows are the locks that make count-then-insert one step per account; taken in
   // one order, so that two batches wait for each other instead of deadlocking.
@@ -56,19 +69,25 @@ async function insertTogether(tx: Sql, items: readonly JobInsert[]): Promise<boo
       .orderBy('account_id')
       .forUpdate()
       .execute()
-  const unfinished = await unfinishedJobs(tx.db, accounts, Math.max(...items.map((item) => item.capacity)))
-  const fits = items.map((item) => {
-    const queued = unfinished.get(item.accountId) ?? 0
-    if (queued >= item.capacity) return false
-    unfinished.set(item.accountId, queued + 1)
-    return true
+  const queues = await accountQueues(tx.db, accounts, Math.max(...items.map((item) => item.capacity)))
+  const outcomes = items.map((item): JobCreated => {
+    const queue = queues.get(item.accountId)
+    const queued = queue?.unfinished ?? 0
+    if (queued >= item.capacity) return 'queue_full'
+    queues.set(item.accountId, { unfinished: queued + 1, active: queue?.active ?? false })
+    return item.offerAt !== undefined && queue?.active ? 'offered' : 'created'
   })
-  const accepted = items.filter((_, i) => fits[i])
+  const accepted = items.flatMap((item, i) => {
+    const outcome = outcomes[i]
+    return outcome === 'queue_full'
+      ? []
+      : [{ ...item, offeredAt: outcome === 'offered' ? item.offerAt : null }]
+  })
   for (const rows of powersOfTwo(accepted))
     await tx.db
       .insertInto('print_jobs')
       .values(
-        rows.map(({ accountId, job }) => ({
+        rows.map(({ accountId, job, offeredAt }) => ({
           print_job_id: job.print_job_id,
           account_id: accountId,
           document_id: job.document_id,
@@ -80,6 +99,7 @@ async function insertTogether(tx: Sql, items: readonly JobInsert[]): Promise<boo
           started_at: job.started_at,
           completed_at: job.completed_at,
           failure_reason: job.failure_reason,
+          offered_at: offeredAt ?? null,
         })),
       )
       .execute()
@@ -93,22 +113,23 @@ async function insertTogether(tx: Sql, items: readonly JobInsert[]): Promise<boo
       .where('key', '=', answer.scope.key)
       .execute()
   }
-  return fits
+  return outcomes
 }
 
 /**
  * Each account's unfinished jobs, counted up to `limit` only, so that the count costs the same however long
- * a queue grows (one query for every account).
+ * a queue grows, and whether the account is active (one query for every account).
  */
-async function unfinishedJobs(
+async function accountQueues(
   db: Kysely<Database>,
   accounts: readonly string[],
   limit: number,
-): Promise<Map<string, number>> {
+): Promise<Map<string, { unfinished: number; active: boolean }>> {
   const rows = await db
     .selectFrom('accounts as a')
     .select((eb) => [
       'a.account_id',
+      'a.state',
       eb
         .selectFrom((inner) =>
           inner
@@ -125,5 +146,7 @@ async function unfinishedJobs(
     .where('a.account_id', 'in', accounts)
     .execute()
   // PostgreSQL's count is a bigint, which the driver gives as a string.
-  return new Map(rows.map((row) => [row.account_id, Number(row.n ?? 0)]))
+  return new Map(
+    rows.map((row) => [row.account_id, { unfinished: Number(row.n ?? 0), active: row.state === 'active' }]),
+  )
 }

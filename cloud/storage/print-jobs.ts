@@ -1,11 +1,10 @@
 import { PRINT_JOB_STATUSES, type PrintJobStatus } from '../../protocol/enums.ts'
 import type { PageOf } from '../../protocol/pagination.ts'
 import type { PrintJob, ResolvedPrintOptions } from '../../protocol/print-job.ts'
-import { batchedLookup } from './batched.ts'
 import type { Sql } from './engine.ts'
 import { pageAfter } from './paging.ts'
 import { jobChanges } from './print-job-changes.ts'
-import { type IdempotentAnswer, jobInserts } from './print-job-inserts.ts'
+import { type JobCreated, type JobCreation, jobInserts } from './print-job-inserts.ts'
 
 export interface PrintJobFilter {
   status?: PrintJobStatus
@@ -69,11 +68,6 @@ export interface AppliedChange {
 export interface PrintJobRepository {
   /** A job of any account, with its hub; for the dispatcher, never for account clients. */
   dispatchable(printJobId: string): Promise<DispatchableJob | undefined>
-  /**
-   * The job as `dispatchable` if its hub is online (undefined otherwise), with whether its account is active
-   * (a suspended account's jobs are not offered): what offering a new job needs, in one query.
-   */
-  offerable(printJobId: string): Promise<(DispatchableJob & { account_active: boolean }) | undefined>
   /** The agent's jobs that are still pending or reserved, oldest first (what a reconnecting hub is offered). */
   unfinishedForAgent(agentId: string): Promise<DispatchableJob[]>
   /**
@@ -104,16 +98,16 @@ export interface PrintJobRepository {
   agentMayRead(agentId: string, documentId: string): Promise<boolean>
   /**
    * Inserts a pending job unless the account already has `capacity` unfinished jobs; the count and the
-   * insert are one transaction, with the Idempotency-Key's `answer` if any (a cloud that dies before
-   * answering leaves a key that replays this job, never one that lets the retry create a second). Returns
-   * false when the queue is full.
+   * insert are one transaction (create: with the Idempotency-Key's answer if any, so that a cloud that dies
+   * before answering leaves a key that replays this job, never one that lets the retry create a second).
+   * Returns false when the queue is full.
    */
-  insertWithinCapacity(
-    accountId: string,
-    job: PrintJob,
-    capacity: number,
-    answer?: IdempotentAnswer,
-  ): Promise<boolean>
+  insertWithinCapacity(accountId: string, job: PrintJob, capacity: number): Promise<boolean>
+  /**
+   * As insertWithinCapacity, with the Idempotency-Key's answer and the offer of JobCreation, and what became
+   * of the job.
+   */
+  create(accountId: string, job: PrintJob, creation: JobCreation): Promise<JobCreated>
   findById(accountId: string, printJobId: string): Promise<PrintJob | undefined>
   /** The account's job and the cancel (or expiry) requested of its hub, if any. */
   findDetails(accountId: string, printJobId: string): Promise<PrintJobDetails | undefined>
@@ -213,25 +207,11 @@ export function createPrintJobRepository(sql: Sql): PrintJobRepository {
         .where('print_job_id', '=', printJobId)
         .executeTakeFirst()
     )?.seq
-  const offerableById = batchedLookup(sql, {
-    fetch: (printJobIds: readonly string[]) =>
-      dispatch()
-        .innerJoin('agents as a', 'a.agent_id', 'p.agent_id')
-        .innerJoin('accounts as ac', 'ac.account_id', 'j.account_id')
-        .select('ac.state as account_state')
-        .where('j.print_job_id', 'in', printJobIds)
-        .where('a.online', '=', 1)
-        .execute(),
-    keyOfRow: (row) => row.print_job_id,
-  })
+  const create = jobInserts(sql)
   return {
     async dispatchable(printJobId) {
       const row = await dispatch().where('j.print_job_id', '=', printJobId).executeTakeFirst()
       return row && toDispatchable(row)
-    },
-    async offerable(printJobId) {
-      const row = await offerableById(printJobId)
-      return row && { ...toDispatchable(row), account_active: row.account_state === 'active' }
     },
     async unfinishedForAgent(agentId) {
       const rows = await dispatch()
@@ -306,7 +286,9 @@ export function createPrintJobRepository(sql: Sql): PrintJobRepository {
         .executeTakeFirst()
       return row !== undefined
     },
-    insertWithinCapacity: jobInserts(sql),
+    insertWithinCapacity: async (accountId, job, capacity) =>
+      (await create(accountId, job, { capacity })) !== 'queue_full',
+    create,
     async findById(accountId, printJobId) {
       const row = await jobs()
         .where('j.account_id', '=', accountId)

@@ -21,6 +21,11 @@ export interface NewPrinter {
   last_seen_at?: string | null
 }
 
+/** A printer as a new job needs it: with its key on its hub, which the hub's offer names. */
+export interface JobPrinter extends Printer {
+  printer_key: string | null
+}
+
 export interface PrinterLocation {
   printer_id: string
   account_id: string
@@ -42,6 +47,8 @@ export interface PrinterRepository {
   hubWentOffline(agentId: string, at: string): Promise<void>
   locate(printerId: string): Promise<PrinterLocation | undefined>
   findById(accountId: string, printerId: string): Promise<Printer | undefined>
+  /** As findById, with the printer's key on its hub. */
+  findForJob(accountId: string, printerId: string): Promise<JobPrinter | undefined>
   list(accountId: string, limit: number, cursor?: string): Promise<PageOf<Printer> | undefined>
   /**
    * Removes a printer no hub reports any more: it leaves every list and lookup, its jobs stay readable, and
@@ -112,7 +119,7 @@ export function createPrinterRepository(sql: Sql): PrinterRepository {
     fetch: (printerIds: readonly string[]) =>
       db
         .selectFrom('printers')
-        .select(['account_id', ...columns, onlineWithHub])
+        .select(['account_id', 'printer_key', ...columns, onlineWithHub])
         .where('printer_id', 'in', printerIds)
         .where('removed_at', 'is', null)
         .execute(),
@@ -122,6 +129,10 @@ export function createPrinterRepository(sql: Sql): PrinterRepository {
   async function findById(accountId: string, printerId: string): Promise<Printer | undefined> {
     const row = await printerById(printerId)
     return row?.account_id === accountId ? toPrinter(row) : undefined
+  }
+  async function findForJob(accountId: string, printerId: string): Promise<JobPrinter | undefined> {
+    const row = await printerById(printerId)
+    return row?.account_id === accountId ? { ...toPrinter(row), printer_key: row.printer_key } : undefined
   }
   return {
     remove: (printerId, at) =>
@@ -176,6 +187,7 @@ export function createPrinterRepository(sql: Sql): PrinterRepository {
       return (await findById(printer.account_id, printerId)) as Printer
     },
     findById,
+    findForJob,
     async list(accountId, limit, cursor) {
       const before =
         cursor === undefined

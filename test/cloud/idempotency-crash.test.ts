@@ -16,7 +16,11 @@ describe('Idempotency-Key across a cloud that died mid-request', () => {
 
   it('replays the job written before the crash instead of creating a second one', async () => {
     const dying = await startTestCloud({
-      jobEvents: { jobCreated: () => new Promise<void>(() => {}), cancelRequested: async () => {} },
+      jobEvents: {
+        offersNewJobs: false,
+        jobCreated: () => new Promise<void>(() => {}),
+        cancelRequested: async () => {},
+      },
     })
     clouds.push(dying)
     const account = await dying.createAccount()

@@ -49,6 +49,7 @@ describe('console printers pages', () => {
     h = await startConsoleHarness({
       consoleClock: clock,
       jobEvents: {
+        offersNewJobs: false,
         jobCreated: async (job) => {
           created.push(job)
         },

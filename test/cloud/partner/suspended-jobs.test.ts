@@ -33,6 +33,7 @@ describe('a suspended account holds its jobs (issue 10 point 4)', () => {
   beforeAll(async () => {
     cloud = await startTestCloud({
       jobEvents: {
+        offersNewJobs: true,
         jobCreated: (job) => dispatcher.jobCreated(job),
         cancelRequested: (id) => dispatcher.cancelRequested(id),
       },

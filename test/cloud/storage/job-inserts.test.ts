@@ -77,10 +77,9 @@ describe.each(ENGINES)('jobs inserted together on %s', (engine) => {
       })
     await Promise.all(
       jobs.map((job, i) =>
-        storage.printJobs.insertWithinCapacity(shop.accountId, job, 100, {
-          scope: scopes[i]!,
-          statusCode: 201,
-          body: JSON.stringify(job),
+        storage.printJobs.create(shop.accountId, job, {
+          capacity: 100,
+          answer: { scope: scopes[i]!, statusCode: 201, body: JSON.stringify(job) },
         }),
       ),
     )
@@ -108,5 +107,35 @@ describe.each(ENGINES)('jobs inserted together on %s', (engine) => {
     expect(answers.map((answer) => answer.status)).toEqual(['fulfilled', 'rejected', 'fulfilled'])
     expect(isDocumentPurgedError((answers[1] as PromiseRejectedResult).reason)).toBe(true)
     expect(await storedIds()).toEqual([jobs[0]!.print_job_id, jobs[2]!.print_job_id])
+  })
+
+  it('stores a job offered when asked to, unless its account is not active', async () => {
+    const { storage, db } = shop.t
+    const second = await secondAccount()
+    await db
+      .updateTable('accounts')
+      .set({ state: 'suspended' })
+      .where('account_id', '=', second.accountId)
+      .execute()
+    const at = '2026-11-27T10:00:00.000Z'
+    const [offered, unoffered, held] = [
+      await jobOfNewDocument(storage, shop.accountId, shop.printerOf.online),
+      await jobOfNewDocument(storage, shop.accountId, shop.printerOf.offline),
+      await jobOfNewDocument(storage, second.accountId, second.printerId),
+    ]
+    expect(
+      await Promise.all([
+        storage.printJobs.create(shop.accountId, offered, { capacity: 10, offerAt: at }),
+        storage.printJobs.create(shop.accountId, unoffered, { capacity: 10 }),
+        storage.printJobs.create(second.accountId, held, { capacity: 10, offerAt: at }),
+      ]),
+    ).toEqual(['offered', 'created', 'created'])
+    const offeredAt = async (job: { print_job_id: string }) =>
+      (await storage.printJobs.dispatchable(job.print_job_id))?.offered_at
+    expect([await offeredAt(offered), await offeredAt(unoffered), await offeredAt(held)]).toEqual([
+      at,
+      null,
+      null,
+    ])
   })
 })

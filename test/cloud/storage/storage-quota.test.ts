@@ -155,7 +155,10 @@ describe('account storage quota and document retention, through the HTTP API', (
 
   it('a job create that found its document just before housekeeping purged it gets the 422', async () => {
     const document = (await upload(receipt(100, 'a'))).json() as Document
-    const submitter = createPrintJobSubmitter(cloud.storage, 1000, async () => {})
+    const submitter = createPrintJobSubmitter(cloud.storage, 1000, {
+      offersNewJobs: false,
+      jobCreated: async () => {},
+    })
     const printer = await submitter.printerFor(account.accountId, account.receiptPrinterId)
     const found = await submitter.documentFor(account.accountId, document.document_id)
 

@@ -3,8 +3,12 @@ import type { Logger } from 'pino'
 
 const MAX_DELAY_MS = 60_000
 const MAX_ATTEMPTS = 20
-/** Handlers running at once: a few per connection of the database pool (pg's default is 10). */
-const DEFAULT_CONCURRENCY = 32
+/**
+ * Handlers running at once. What they write and read of hubs is batched (cloud/storage/batched.ts, one
+ * statement for the handlers waiting on the same kind of write), so this bounds the memory of a fleet's
+ * messages waiting their turn rather than the database's load.
+ */
+const DEFAULT_CONCURRENCY = 256
 
 /** The few fields of a hub message that identify it in a log line (never a credential: hubs send none). */
 function summary(payload: object): Record<string, unknown> {

@@ -1,4 +1,5 @@
 import { randomUUID } from 'node:crypto'
+import { batchedLookup } from './batched.ts'
 import type { Sql } from './engine.ts'
 
 export interface Account {
@@ -16,8 +17,18 @@ export interface AccountRepository {
   listAll(): Promise<Account[]>
 }
 
-export function createAccountRepository({ db }: Sql): AccountRepository {
+export function createAccountRepository(sql: Sql): AccountRepository {
+  const { db } = sql
   const columns = ['account_id', 'name', 'created_at'] as const
+  const stateOf = batchedLookup(sql, {
+    fetch: (accountIds: readonly string[]) =>
+      db
+        .selectFrom('accounts')
+        .select(['account_id', 'state'])
+        .where('account_id', 'in', accountIds)
+        .execute(),
+    keyOfRow: (row) => row.account_id,
+  })
   return {
     async create(name) {
       const account = { account_id: randomUUID(), name, created_at: new Date().toISOString() }
@@ -26,14 +37,7 @@ export function createAccountRepository({ db }: Sql): AccountRepository {
     },
     findById: (accountId) =>
       db.selectFrom('accounts').select(columns).where('account_id', '=', accountId).executeTakeFirst(),
-    async isActive(accountId) {
-      const row = await db
-        .selectFrom('accounts')
-        .select('state')
-        .where('account_id', '=', accountId)
-        .executeTakeFirst()
-      return row?.state === 'active'
-    },
+    isActive: async (accountId) => (await stateOf(accountId))?.state === 'active',
     listAll: () => db.selectFrom('accounts').select(columns).orderBy('created_at').execute(),
   }
 }

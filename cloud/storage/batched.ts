@@ -11,14 +11,20 @@ export interface BatchOptions<T> {
    * in a further round of the same batch, after the earlier one, so that each key's items apply in order.
    */
   key?: (item: T) => string
+  /**
+   * For work nobody waits on (hubs' reports): a batch waits up to `ms` for more items before it runs, or until
+   * it holds `items`, so that items asked a few milliseconds apart share a statement.
+   */
+  linger?: { ms: number; items: number }
 }
 
 /**
  * Work that callers ask for one item at a time, done many items at a time (one statement or transaction for
  * many, where each on its own costs a round trip to the database and, on SQLite, a commit): an item asked
  * while a batch of its kind waits for its turn joins that batch. A batch's turn comes at the end of the event
- * loop's current round (setImmediate), or, while `maxInFlight` batches of its kind run, when one of them
- * ends; so an item alone waits one turn of the loop, and under load batches grow with the load.
+ * loop's current round (setImmediate; or after `linger`), or, while `maxInFlight` batches of its kind run,
+ * when one of them ends; so an item alone waits one turn of the loop, and under load batches grow with the
+ * load.
  *
  * `run` answers each item in order and must be atomic (one statement, or one transaction): when it fails,
  * each item of the batch runs again alone, so that one bad item (a job whose document was purged meanwhile)
@@ -35,6 +41,25 @@ export function batched<T, R>(
     if (inFlight < maxInFlight) dispatch()
     else waiting.push(dispatch)
   }
+  /** The batch waiting for its turn while it lingers: how to start it early, and how many items it holds. */
+  let gathering: { start: () => void; items: number } | undefined
+  const schedule = (dispatch: () => void) => {
+    const { linger } = options
+    if (!linger) {
+      setImmediate(() => whenFree(dispatch))
+      return
+    }
+    let started = false
+    const start = () => {
+      if (started) return
+      started = true
+      clearTimeout(timer)
+      if (gathering?.start === start) gathering = undefined
+      whenFree(dispatch)
+    }
+    const timer = setTimeout(start, linger.ms)
+    gathering = { start, items: 0 }
+  }
   const loader = new DataLoader<T, R>(
     async (items) => {
       inFlight += 1
@@ -45,13 +70,14 @@ export function batched<T, R>(
         waiting.shift()?.()
       }
     },
-    {
-      cache: false,
-      maxBatchSize: options.maxBatch,
-      batchScheduleFn: (dispatch) => setImmediate(() => whenFree(dispatch)),
-    },
+    { cache: false, maxBatchSize: options.maxBatch, batchScheduleFn: schedule },
   )
-  return (item) => loader.load(item)
+  return (item) => {
+    const answer = loader.load(item)
+    if (gathering && ++gathering.items >= (options.linger?.items ?? Number.POSITIVE_INFINITY))
+      gathering.start()
+    return answer
+  }
 }
 
 /**
@@ -191,4 +217,29 @@ export function powersOfTwo<T>(rows: readonly T[]): T[][] {
     start += size
   }
   return pieces
+}
+
+/**
+ * Lookups by key asked together, as one query, where a key names any number of rows: each caller gets its
+ * key's rows, in the order the query gave them.
+ */
+export function batchedLookupAll<Row>(
+  sql: Sql,
+  options: Omit<LookupOptions<string, Row>, 'keyText'>,
+): (key: string) => Promise<Row[]> {
+  return batchedOn(
+    sql,
+    async (keys: readonly string[]) => {
+      const rows = await options.fetch(padded([...new Set(keys)]))
+      const byKey = new Map<string, Row[]>()
+      for (const row of rows) {
+        const key = options.keyOfRow(row)
+        const list = byKey.get(key)
+        if (list) list.push(row)
+        else byKey.set(key, [row])
+      }
+      return keys.map((key) => byKey.get(key) ?? [])
+    },
+    { maxBatch: MAX_LOOKUPS },
+  )
 }

@@ -1,6 +1,7 @@
 import { PRINT_JOB_STATUSES, type PrintJobStatus } from '../../protocol/enums.ts'
 import type { PageOf } from '../../protocol/pagination.ts'
 import type { PrintJob, ResolvedPrintOptions } from '../../protocol/print-job.ts'
+import { batchedLookupAll } from './batched.ts'
 import type { Sql } from './engine.ts'
 import { pageAfter } from './paging.ts'
 import { jobChanges } from './print-job-changes.ts'
@@ -208,19 +209,22 @@ export function createPrintJobRepository(sql: Sql): PrintJobRepository {
         .executeTakeFirst()
     )?.seq
   const create = jobInserts(sql)
+  // Every hub's connect asks for its unfinished jobs: a fleet reconnecting asks thousands within seconds.
+  const unfinishedByAgent = batchedLookupAll(sql, {
+    fetch: (agentIds) =>
+      dispatch()
+        .where('p.agent_id', 'in', agentIds)
+        .where('j.status', 'in', UNSTARTED)
+        .orderBy('j.seq')
+        .execute(),
+    keyOfRow: (row) => row.agent_id,
+  })
   return {
     async dispatchable(printJobId) {
       const row = await dispatch().where('j.print_job_id', '=', printJobId).executeTakeFirst()
       return row && toDispatchable(row)
     },
-    async unfinishedForAgent(agentId) {
-      const rows = await dispatch()
-        .where('p.agent_id', '=', agentId)
-        .where('j.status', 'in', UNSTARTED)
-        .orderBy('j.seq')
-        .execute()
-      return rows.map(toDispatchable)
-    },
+    unfinishedForAgent: async (agentId) => (await unfinishedByAgent(agentId)).map(toDispatchable),
     apply: jobChanges(sql),
     async pendingSince(cutoff, limit) {
       const rows = await db

@@ -3,6 +3,7 @@ import { printerIdFor } from '../auth/stable-id.ts'
 import { valueByKey } from './batch-sql.ts'
 import { batchedOn, padded, powersOfTwo } from './batched.ts'
 import type { Sql } from './engine.ts'
+import { HUB_REPORT_LINGER } from './hub-reports.ts'
 
 interface HubState {
   accountId: string
@@ -70,7 +71,7 @@ export function printerSyncs(sql: Sql) {
       await leftOut.execute()
       return hubs.map(() => undefined)
     },
-    { maxBatch: MAX_BATCH, key: (hub) => hub.agentId },
+    { maxBatch: MAX_BATCH, key: (hub) => hub.agentId, linger: HUB_REPORT_LINGER },
   )
 
   const wentOffline = batchedOn(
@@ -94,7 +95,7 @@ export function printerSyncs(sql: Sql) {
         .execute()
       return hubs.map(() => undefined)
     },
-    { maxBatch: MAX_BATCH, key: (hub) => hub.agentId },
+    { maxBatch: MAX_BATCH, key: (hub) => hub.agentId, linger: HUB_REPORT_LINGER },
   )
 
   return {

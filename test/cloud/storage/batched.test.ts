@@ -112,4 +112,28 @@ describe('batched work', () => {
     expect(answers).toEqual(['a:1!', 'b:1!', 'a:2!', 'c:1!', 'a:3!', 'b:2!'])
     expect(batches).toEqual([['a:1', 'b:1', 'c:1'], ['a:2', 'b:2'], ['a:3']])
   })
+
+  it('lingers for items asked a little later, and starts at once when the batch holds enough', async () => {
+    const { batches, run } = recorder()
+    // Were the full batch not started at once, it would wait a minute: past the test's timeout.
+    const double = batched(run, { maxBatch: 100, linger: { ms: 60_000, items: 3 } })
+    const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms))
+    const first = double(1)
+    await sleep(20)
+    const second = double(2)
+    await sleep(20)
+    expect(batches).toEqual([])
+    expect(await Promise.all([first, second, double(3)])).toEqual([2, 4, 6])
+    expect(batches).toEqual([[1, 2, 3]])
+  })
+
+  it('runs an item alone once the linger is over', async () => {
+    const { batches, run } = recorder()
+    const double = batched(run, { maxBatch: 100, linger: { ms: 100, items: 10 } })
+    const lone = double(4)
+    await new Promise((resolve) => setTimeout(resolve, 20))
+    expect(batches).toEqual([])
+    expect(await lone).toBe(8)
+    expect(batches).toEqual([[4]])
+  })
 })

@@ -27,10 +27,11 @@ export async function statementStatistics(databaseUrl: string) {
         ms: number
         plan_ms: number
         calls: string
+        plans: string
         rows: string
         query: string
       }>(
-        `SELECT total_exec_time AS ms, total_plan_time AS plan_ms, calls, rows, query
+        `SELECT total_exec_time AS ms, total_plan_time AS plan_ms, calls, plans, rows, query
            FROM pg_stat_statements ORDER BY total_exec_time + total_plan_time DESC LIMIT $1`,
         [limit],
       )
@@ -44,7 +45,7 @@ export async function statementStatistics(databaseUrl: string) {
         total,
         ...rows.map(
           (row) =>
-            `${row.ms.toFixed(0).padStart(7)} ms exec ${row.plan_ms.toFixed(0).padStart(5)} ms plan ${String(row.calls).padStart(7)} calls ${String(row.rows).padStart(7)} rows  ${row.query.replace(/\s+/g, ' ').slice(0, 160)}`,
+            `${row.ms.toFixed(0).padStart(7)} ms exec ${row.plan_ms.toFixed(0).padStart(5)} ms plan ${String(row.calls).padStart(7)} calls ${String(row.plans).padStart(6)} planned ${String(row.rows).padStart(7)} rows  ${row.query.replace(/\s+/g, ' ').slice(0, 160)}`,
         ),
       ]
     },

@@ -26,52 +26,30 @@ export function hubReportWrites(sql: Sql) {
     linger: HUB_REPORT_LINGER,
   }
 
-  const markOnline = batchedOn(
-    sql,
-    async (items: readonly { agentId: string; sessionId: string; at: string }[]) => {
-      const hubs = padded(items)
-      const rows = await db
-        .updateTable('agents')
-        .set({
-          online: 1,
-          session_id: byAgent(hubs.map((hub) => [hub.agentId, hub.sessionId])),
-          last_seen_at: byAgent(hubs.map((hub) => [hub.agentId, hub.at])),
-        })
-        .where(
-          'agent_id',
-          'in',
-          hubs.map((hub) => hub.agentId),
-        )
-        .where('revoked_at', 'is', null)
-        .returning('agent_id')
-        .execute()
-      const marked = new Set(rows.map((row) => row.agent_id))
-      return items.map((item) => marked.has(item.agentId))
-    },
-    agentKey,
-  )
-
-  const markOffline = batchedOn(
-    sql,
-    async (items: readonly { agentId: string; sessionId: string; at: string }[]) => {
-      const hubs = padded(items)
-      // Only the hub's current session may take it offline.
-      const rows = await db
-        .updateTable('agents')
-        .set({ online: 0, last_seen_at: byAgent(hubs.map((hub) => [hub.agentId, hub.at])) })
-        .where(
-          'agent_id',
-          'in',
-          hubs.map((hub) => hub.agentId),
-        )
-        .where('session_id', '=', byAgent(hubs.map((hub) => [hub.agentId, hub.sessionId])))
-        .returning('agent_id')
-        .execute()
-      const marked = new Set(rows.map((row) => row.agent_id))
-      return items.map((item) => marked.has(item.agentId))
-    },
-    agentKey,
-  )
+  type Presence = { agentId: string; sessionId: string; at: string }
+  /** The hubs' agents rows, by id: each hub's session and time by its id; whether each hub's row changed. */
+  const markPresence = async (items: readonly Presence[], online: boolean): Promise<boolean[]> => {
+    const hubs = padded(items)
+    const sessions = byAgent(hubs.map((hub) => [hub.agentId, hub.sessionId]))
+    let update = db
+      .updateTable('agents')
+      .set({
+        online: online ? 1 : 0,
+        last_seen_at: byAgent(hubs.map((hub) => [hub.agentId, hub.at])),
+        ...(online && { session_id: sessions }),
+      })
+      .where(
+        'agent_id',
+        'in',
+        hubs.map((hub) => hub.agentId),
+      )
+    // A revoked hub is not marked online; only the hub's current session may take it offline.
+    update = online ? update.where('revoked_at', 'is', null) : update.where('session_id', '=', sessions)
+    const marked = new Set((await update.returning('agent_id').execute()).map((row) => row.agent_id))
+    return items.map((item) => marked.has(item.agentId))
+  }
+  const markOnline = batchedOn(sql, (items: readonly Presence[]) => markPresence(items, true), agentKey)
+  const markOffline = batchedOn(sql, (items: readonly Presence[]) => markPresence(items, false), agentKey)
 
   const setReportedVersion = batchedOn(
     sql,

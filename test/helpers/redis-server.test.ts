@@ -64,7 +64,8 @@ describe('redis-server test peer', () => {
     server = await startRedisServer()
     const pid = await serverPid(server.port)
     server.pause()
-    expect(processState(pid)).toBe('T')
+    // SIGSTOP is delivered asynchronously: the state changes shortly after kill() returns.
+    await expect.poll(() => processState(pid)).toBe('T')
     const ping = answersPing(server.port)
     server.resume()
     expect(await ping).toBe(true)

@@ -220,6 +220,28 @@ export function powersOfTwo<T>(rows: readonly T[]): T[][] {
 }
 
 /**
+ * The items in order, cut into groups whose weights add up to at most `max` (an item heavier than that is a
+ * group alone): for a batch whose items each bring many rows to one statement, whose parameters are bounded.
+ */
+export function groupsOfWeight<T>(items: readonly T[], weight: (item: T) => number, max: number): T[][] {
+  const groups: T[][] = []
+  let group: T[] = []
+  let total = 0
+  for (const item of items) {
+    const w = weight(item)
+    if (group.length > 0 && total + w > max) {
+      groups.push(group)
+      group = []
+      total = 0
+    }
+    group.push(item)
+    total += w
+  }
+  if (group.length > 0) groups.push(group)
+  return groups
+}
+
+/**
  * Lookups by key asked together, as one query, where a key names any number of rows: each caller gets its
  * key's rows, in the order the query gave them.
  */

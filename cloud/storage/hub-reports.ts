@@ -26,9 +26,10 @@ export function hubReportWrites(sql: Sql) {
     linger: HUB_REPORT_LINGER,
   }
 
-  type Presence = { agentId: string; sessionId: string; at: string }
+  type Presence = { agentId: string; sessionId: string; at: string; online: boolean }
   /** The hubs' agents rows, by id: each hub's session and time by its id; whether each hub's row changed. */
-  const markPresence = async (items: readonly Presence[], online: boolean): Promise<boolean[]> => {
+  const markPresence = async (items: readonly Presence[], online: boolean): Promise<Set<string>> => {
+    if (items.length === 0) return new Set()
     const hubs = padded(items)
     const sessions = byAgent(hubs.map((hub) => [hub.agentId, hub.sessionId]))
     let update = db
@@ -45,11 +46,31 @@ export function hubReportWrites(sql: Sql) {
       )
     // A revoked hub is not marked online; only the hub's current session may take it offline.
     update = online ? update.where('revoked_at', 'is', null) : update.where('session_id', '=', sessions)
-    const marked = new Set((await update.returning('agent_id').execute()).map((row) => row.agent_id))
-    return items.map((item) => marked.has(item.agentId))
+    return new Set((await update.returning('agent_id').execute()).map((row) => row.agent_id))
   }
-  const markOnline = batchedOn(sql, (items: readonly Presence[]) => markPresence(items, true), agentKey)
-  const markOffline = batchedOn(sql, (items: readonly Presence[]) => markPresence(items, false), agentKey)
+  /**
+   * One batcher for both, keyed by hub, so that a hub's connect and the will of that same connection apply in
+   * the order they came whatever else waits (with one batcher each, the will could run first and, not yet
+   * the hub's session, change nothing). A round holds a hub once, so its two statements touch different
+   * rows; either may run again after the other if the batch fails (batched.ts), which writes the same values.
+   */
+  const presence = batchedOn(
+    sql,
+    async (items: readonly Presence[]) => {
+      const marked = new Set([
+        ...(await markPresence(
+          items.filter((item) => item.online),
+          true,
+        )),
+        ...(await markPresence(
+          items.filter((item) => !item.online),
+          false,
+        )),
+      ])
+      return items.map((item) => marked.has(item.agentId))
+    },
+    agentKey,
+  )
 
   const setReportedVersion = batchedOn(
     sql,
@@ -89,8 +110,10 @@ export function hubReportWrites(sql: Sql) {
   )
 
   return {
-    markOnline: (agentId: string, sessionId: string, at: string) => markOnline({ agentId, sessionId, at }),
-    markOffline: (agentId: string, sessionId: string, at: string) => markOffline({ agentId, sessionId, at }),
+    markOnline: (agentId: string, sessionId: string, at: string) =>
+      presence({ agentId, sessionId, at, online: true }),
+    markOffline: (agentId: string, sessionId: string, at: string) =>
+      presence({ agentId, sessionId, at, online: false }),
     setReportedVersion: (agentId: string, version: string, at: string) =>
       setReportedVersion({ agentId, version, at }),
   }

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest'
-import { batched } from '../../../cloud/storage/batched.ts'
+import { batched, groupsOfWeight } from '../../../cloud/storage/batched.ts'
 
 /** A `run` that records each batch it was given and answers each item doubled, after `gate` (if any). */
 function recorder(gate?: Promise<void>) {
@@ -135,5 +135,20 @@ describe('batched work', () => {
     expect(batches).toEqual([])
     expect(await lone).toBe(8)
     expect(batches).toEqual([[4]])
+  })
+})
+
+describe('groupsOfWeight', () => {
+  it('cuts the items, in order, into groups weighing at most the bound; a heavier item is a group alone', () => {
+    const weight = (item: number) => item
+    expect(groupsOfWeight([3, 4, 2, 9, 1, 5, 5, 12, 1], weight, 10)).toEqual([
+      [3, 4, 2],
+      [9, 1],
+      [5, 5],
+      [12],
+      [1],
+    ])
+    expect(groupsOfWeight([0, 0, 10, 0], weight, 10)).toEqual([[0, 0, 10, 0]])
+    expect(groupsOfWeight([], weight, 10)).toEqual([])
   })
 })

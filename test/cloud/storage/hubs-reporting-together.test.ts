@@ -68,6 +68,23 @@ describe.each(ENGINES)('hubs reporting together on %s', (engine) => {
     expect(await t.storage.agents.findById(three)).toMatchObject({ online: false, last_seen_at: null })
   })
 
+  it('applies a hub’s online and its own last will in the order asked, whatever else is waiting', async () => {
+    const [one, two] = hubs as [string, string]
+    await t.storage.agents.markOnline(two, 's-two', '2026-11-27T09:00:00.000Z')
+    // Another hub's will is asked first, then this hub's connect and the will of that same connection (a node
+    // back from the broker gets queued presences and wills together).
+    await Promise.all([
+      t.storage.agents.markOffline(two, 's-two', '2026-11-27T09:00:01.000Z'),
+      t.storage.agents.markOnline(one, 's-one', '2026-11-27T09:00:02.000Z'),
+      t.storage.agents.markOffline(one, 's-one', '2026-11-27T09:00:03.000Z'),
+    ])
+    expect(await t.storage.agents.findById(one)).toMatchObject({
+      online: false,
+      last_seen_at: '2026-11-27T09:00:03.000Z',
+    })
+    expect(await t.storage.agents.findById(two)).toMatchObject({ online: false })
+  })
+
   it('records each hub’s version and printers, and answers each with its own release record', async () => {
     const [one, two, three] = hubs as [string, string, string]
     await t.storage.releasePins.pinHub(two, '1.2.0')
@@ -126,5 +143,28 @@ describe.each(ENGINES)('hubs reporting together on %s', (engine) => {
       '2:Printer gone': [false, '2026-11-27T08:00:00.000Z'],
       '2:Printer kept': [true, '2026-11-27T09:06:00.000Z'],
     })
+  })
+
+  it('stores every printer of hubs that together report more printers than one statement takes', async () => {
+    // 64 hubs of 64 printers: 4,096 printers at 11 parameters each pass SQLite's bound of 32,766.
+    const fleet = [...hubs]
+    while (fleet.length < 64)
+      fleet.push(
+        (await t.storage.agents.insert({ account_id: accountId, name: `hub ${fleet.length}` })).agent_id,
+      )
+    const keys = Array.from({ length: 64 }, (_, i) => `p${i}`)
+    await Promise.all(
+      fleet.map((hub) =>
+        t.storage.printers.syncFromHub(accountId, hub, keys.map(printer), '2026-11-27T09:00:00.000Z'),
+      ),
+    )
+    const reported = await t.db
+      .selectFrom('printers')
+      .select(['agent_id', 'printer_key'])
+      .where('reported', '=', 1)
+      .execute()
+    expect(new Set(reported.map((p) => `${p.agent_id}/${p.printer_key}`))).toEqual(
+      new Set(fleet.flatMap((hub) => keys.map((key) => `${hub}/${key}`))),
+    )
   })
 })

@@ -26,9 +26,9 @@ export interface BatchOptions<T> {
  * when one of them ends; so an item alone waits one turn of the loop, and under load batches grow with the
  * load.
  *
- * `run` answers each item in order and must be atomic (one statement, or one transaction): when it fails,
- * each item of the batch runs again alone, so that one bad item (a job whose document was purged meanwhile)
- * fails only its own caller.
+ * `run` answers each item in order and must be atomic (one statement, or one transaction), or write only what
+ * is the same written twice: when it fails, each item of the batch runs again alone, so that one bad item (a
+ * job whose document was purged meanwhile) fails only its own caller.
  */
 export function batched<T, R>(
   run: (items: readonly T[]) => Promise<R[]>,

@@ -104,15 +104,19 @@ describe('a hub sending the largest state message, with default limits', () => {
           timeout: 20_000,
         })
         .toBe(state.agent_version)
+      // The printers are written after the version (each with other hubs' reports, batched).
+      const recordedPrinters = async () => {
+        let printers = 0
+        let cursor: string | undefined
+        do {
+          const page = await full.cloud.storage.printers.list(accountId, 100, cursor)
+          printers += page?.data.length ?? 0
+          cursor = page?.next_cursor ?? undefined
+        } while (cursor)
+        return printers
+      }
+      await expect.poll(recordedPrinters, { timeout: 20_000 }).toBe(256)
       expect(client.connected).toBe(true)
-      let printers = 0
-      let cursor: string | undefined
-      do {
-        const page = await full.cloud.storage.printers.list(accountId, 100, cursor)
-        printers += page?.data.length ?? 0
-        cursor = page?.next_cursor ?? undefined
-      } while (cursor)
-      expect(printers).toBe(256)
     } finally {
       client.end(true)
     }

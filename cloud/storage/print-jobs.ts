@@ -99,14 +99,9 @@ export interface PrintJobRepository {
   agentMayRead(agentId: string, documentId: string): Promise<boolean>
   /**
    * Inserts a pending job unless the account already has `capacity` unfinished jobs; the count and the
-   * insert are one transaction (create: with the Idempotency-Key's answer if any, so that a cloud that dies
-   * before answering leaves a key that replays this job, never one that lets the retry create a second).
-   * Returns false when the queue is full.
-   */
-  insertWithinCapacity(accountId: string, job: PrintJob, capacity: number): Promise<boolean>
-  /**
-   * As insertWithinCapacity, with the Idempotency-Key's answer and the offer of JobCreation, and what became
-   * of the job.
+   * insert are one transaction, with the Idempotency-Key's answer if any (a cloud that dies before answering
+   * leaves a key that replays this job, never one that lets the retry create a second), and the job stored
+   * offered if `creation` says so. Returns what became of the job.
    */
   create(accountId: string, job: PrintJob, creation: JobCreation): Promise<JobCreated>
   findById(accountId: string, printJobId: string): Promise<PrintJob | undefined>
@@ -208,7 +203,6 @@ export function createPrintJobRepository(sql: Sql): PrintJobRepository {
         .where('print_job_id', '=', printJobId)
         .executeTakeFirst()
     )?.seq
-  const create = jobInserts(sql)
   // Every hub's connect asks for its unfinished jobs: a fleet reconnecting asks thousands within seconds.
   const unfinishedByAgent = batchedLookupAll(sql, {
     fetch: (agentIds) =>
@@ -290,9 +284,7 @@ export function createPrintJobRepository(sql: Sql): PrintJobRepository {
         .executeTakeFirst()
       return row !== undefined
     },
-    insertWithinCapacity: async (accountId, job, capacity) =>
-      (await create(accountId, job, { capacity })) !== 'queue_full',
-    create,
+    create: jobInserts(sql),
     async findById(accountId, printJobId) {
       const row = await jobs()
         .where('j.account_id', '=', accountId)

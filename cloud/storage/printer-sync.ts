@@ -25,10 +25,9 @@ const MAX_PRINTERS = 1024
  * (batched.ts): every hub reports its state on each connect and after each health round, so 19,500 hubs at
  * rest send 650 reports a second. A batch of reports is, for each group of its hubs naming up to 1,024
  * printers, an upsert of every printer they name (a few multi-row INSERTs) and one UPDATE that takes out of
- * the reports the printers of those hubs that they leave out; no
- * transaction: a report names all of its hub's printers, so a batch cut short (the node died between the
- * statements) leaves at worst a printer its hub no longer reports online, and the hub's next report
- * completes it.
+ * the reports the printers of those hubs that they leave out; no transaction: a report names all of its
+ * hub's printers, so a batch cut short (the node died between the statements) leaves at worst a printer its
+ * hub no longer reports online, and the hub's next report completes it.
  */
 export function printerSyncs(sql: Sql) {
   const { db } = sql

@@ -4,6 +4,7 @@ import { resolveOptions } from '../../cloud/print-jobs/submit.ts'
 import { openStorage } from '../../cloud/storage/storage.ts'
 import { runCli } from '../helpers/cli.ts'
 import { tempDir } from '../helpers/temp-dir.ts'
+import { insertWithinCapacity } from './storage/stored-jobs.ts'
 import { RECEIPT_PRINTER } from './test-cloud.ts'
 
 describe('cloud CLI: listing, showing and removing', () => {
@@ -136,7 +137,8 @@ describe('cloud CLI: listing, showing and removing', () => {
         created_at: new Date().toISOString(),
       }
       await storage.documents.insertWithinQuota(accountId, document, 1e9)
-      await storage.printJobs.insertWithinCapacity(
+      await insertWithinCapacity(
+        storage,
         accountId,
         {
           ...resolveOptions({}),

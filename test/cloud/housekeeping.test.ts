@@ -11,6 +11,7 @@ import { DATABASE_FILE, openStorage, type Storage } from '../../cloud/storage/st
 import type { Document } from '../../protocol/document.ts'
 import type { PrintJobStatus } from '../../protocol/enums.ts'
 import { tempDir } from '../helpers/temp-dir.ts'
+import { insertWithinCapacity } from './storage/stored-jobs.ts'
 import { ALL_SCOPES, RECEIPT_PRINTER } from './test-cloud.ts'
 
 const HOUR = 3600_000
@@ -100,7 +101,8 @@ describe('housekeeping (real SQLite file and blob directory)', () => {
     })
   const jobOf = async (d: Document, status: PrintJobStatus, completedAt: string | null = null) => {
     const id = crypto.randomUUID()
-    const created = await storage.printJobs.insertWithinCapacity(
+    const created = await insertWithinCapacity(
+      storage,
       accountId,
       {
         print_job_id: id,

@@ -4,6 +4,7 @@ import type { Agent } from '../../../protocol/agent.ts'
 import type { PageOf } from '../../../protocol/pagination.ts'
 import type { PrintJob } from '../../../protocol/print-job.ts'
 import type { Printer } from '../../../protocol/printer.ts'
+import { insertWithinCapacity } from '../storage/stored-jobs.ts'
 import { LABEL_PRINTER, RECEIPT_PRINTER, startTestCloud, type TestCloud } from '../test-cloud.ts'
 import {
   type BareAccount,
@@ -321,7 +322,7 @@ describe('GET /api/v1/print-jobs', () => {
     // Jobs further along are recorded straight through storage: no hub moves them in this issue.
     const later = async (base: PrintJob, printer: Printer, changes: Partial<PrintJob>): Promise<PrintJob> => {
       const job = { ...base, print_job_id: randomUUID(), printer_id: printer.printer_id, ...changes }
-      expect(await cloud.storage.printJobs.insertWithinCapacity(shop.accountId, job, 1000)).toBe(true)
+      expect(await insertWithinCapacity(cloud.storage, shop.accountId, job, 1000)).toBe(true)
       return job
     }
     const at = new Date().toISOString()

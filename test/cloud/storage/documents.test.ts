@@ -10,6 +10,7 @@ import type { PrintJobStatus } from '../../../protocol/enums.ts'
 import type { PrintJob } from '../../../protocol/print-job.ts'
 import { RECEIPT_PRINTER } from '../test-cloud.ts'
 import { ENGINES, storageEngine, type TestStorage } from './engines.ts'
+import { insertWithinCapacity } from './stored-jobs.ts'
 
 const T0 = Date.parse('2026-03-01T00:00:00.000Z')
 const HOUR = 3600_000
@@ -78,7 +79,7 @@ describe.each(ENGINES)('document repository on %s: quota and retention', (engine
   /** A job of the document, left in `status` (finished at `completedAt` when given). */
   const jobOf = async (d: Document, status: PrintJobStatus, completedAt: number | null = null) => {
     const j = job(d, T0)
-    expect(await storage.printJobs.insertWithinCapacity(accountId, j, 1000)).toBe(true)
+    expect(await insertWithinCapacity(storage, accountId, j, 1000)).toBe(true)
     await db
       .updateTable('print_jobs')
       .set({ status, completed_at: completedAt === null ? null : iso(completedAt) })
@@ -187,7 +188,7 @@ describe.each(ENGINES)('document repository on %s: quota and retention', (engine
 
     let thrown: unknown
     try {
-      await storage.printJobs.insertWithinCapacity(accountId, job(d, T0 + 48 * HOUR), 1000)
+      await insertWithinCapacity(storage, accountId, job(d, T0 + 48 * HOUR), 1000)
     } catch (error) {
       thrown = error
     }

@@ -1,10 +1,10 @@
 import { describe, expect, it } from 'vitest'
 import { isDocumentPurgedError } from '../../../cloud/storage/documents.ts'
 import { ENGINES } from './engines.ts'
-import { jobOfNewDocument, shopWithPrintersOnHubs, storeJob } from './stored-jobs.ts'
+import { insertWithinCapacity, jobOfNewDocument, shopWithPrintersOnHubs, storeJob } from './stored-jobs.ts'
 
 /**
- * printJobs.insertWithinCapacity with jobs asked together (the create path under load: one transaction for
+ * printJobs.create with jobs asked together (the create path under load: one transaction for
  * many jobs): each job is judged against its own account's queue as if inserted alone in the order asked,
  * carries its Idempotency-Key answer, and one that cannot be inserted fails alone. The same on both engines.
  */
@@ -46,7 +46,8 @@ describe.each(ENGINES)('jobs inserted together on %s', (engine) => {
     const asked = [first[0]!, other[0]!, first[1]!, other[1]!, first[2]!]
     const answers = await Promise.all(
       asked.map((job) =>
-        storage.printJobs.insertWithinCapacity(
+        insertWithinCapacity(
+          storage,
           job === other[0] || job === other[1] ? second.accountId : shop.accountId,
           job,
           2,
@@ -102,7 +103,7 @@ describe.each(ENGINES)('jobs inserted together on %s', (engine) => {
       .where('document_id', '=', jobs[1]!.document_id)
       .execute()
     const answers = await Promise.allSettled(
-      jobs.map((job) => storage.printJobs.insertWithinCapacity(shop.accountId, job, 100)),
+      jobs.map((job) => insertWithinCapacity(storage, shop.accountId, job, 100)),
     )
     expect(answers.map((answer) => answer.status)).toEqual(['fulfilled', 'rejected', 'fulfilled'])
     expect(isDocumentPurgedError((answers[1] as PromiseRejectedResult).reason)).toBe(true)

@@ -11,6 +11,7 @@ import type { Document } from '../../../protocol/document.ts'
 import type { PrintJob } from '../../../protocol/print-job.ts'
 import { RECEIPT_PRINTER } from '../test-cloud.ts'
 import { storageEngine, type TestStorage } from './engines.ts'
+import { insertWithinCapacity } from './stored-jobs.ts'
 
 const HOUR = 3600_000
 const silent = pino({ level: 'silent' })
@@ -95,7 +96,7 @@ describe('periodic work of two nodes on one PostgreSQL database', () => {
       failure_detail: null,
       waiting_reason: null,
     }
-    expect(await first.storage.printJobs.insertWithinCapacity(accountId, job, 1000)).toBe(true)
+    expect(await insertWithinCapacity(first.storage, accountId, job, 1000)).toBe(true)
     if (offered) {
       await first.db
         .updateTable('print_jobs')

@@ -3,7 +3,7 @@ import { describe, expect, it } from 'vitest'
 import { resolveOptions } from '../../../cloud/print-jobs/submit.ts'
 import type { PrintJob } from '../../../protocol/print-job.ts'
 import { ENGINES } from './engines.ts'
-import { shopWithPrintersOnHubs } from './stored-jobs.ts'
+import { insertWithinCapacity, shopWithPrintersOnHubs } from './stored-jobs.ts'
 
 const MINUTE = 60_000
 
@@ -54,7 +54,7 @@ describe.each(ENGINES)('silent jobs on %s', (engine) => {
       failure_detail: null,
       waiting_reason: null,
     }
-    expect(await shop.t.storage.printJobs.insertWithinCapacity(shop.accountId, printJob, 1000)).toBe(true)
+    expect(await insertWithinCapacity(shop.t.storage, shop.accountId, printJob, 1000)).toBe(true)
     if (Object.keys(columns).length > 0)
       await shop.t.db
         .updateTable('print_jobs')

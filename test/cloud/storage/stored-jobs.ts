@@ -18,9 +18,22 @@ export async function storeJob(
   job: Partial<Pick<PrintJob, 'status' | 'created_at'>> = {},
 ): Promise<PrintJob> {
   const printJob = await jobOfNewDocument(storage, accountId, printerId, job)
-  if (!(await storage.printJobs.insertWithinCapacity(accountId, printJob, 1e6)))
+  if (!(await insertWithinCapacity(storage, accountId, printJob, 1e6)))
     throw new Error('storeJob: the job was refused')
   return printJob
+}
+
+/**
+ * The job inserted unless the account already has `capacity` unfinished jobs (printJobs.create with nothing
+ * else asked of it): whether it was.
+ */
+export async function insertWithinCapacity(
+  storage: Storage,
+  accountId: string,
+  job: PrintJob,
+  capacity: number,
+): Promise<boolean> {
+  return (await storage.printJobs.create(accountId, job, { capacity })) !== 'queue_full'
 }
 
 /** As storeJob, but only the document is stored: the job is for the test to insert. */

@@ -428,10 +428,19 @@ export function authorizationVariants(valid: string | undefined): fc.Arbitrary<s
   return fc.oneof({ weight: 9, arbitrary: fc.constant(valid) }, { weight: 1, arbitrary: garbage })
 }
 
+/**
+ * A generated value as query text. An object's JSON text, since String() throws on the objects
+ * fc.jsonValue makes with an own key named toString or valueOf.
+ */
+export function queryText(value: unknown): string {
+  if (typeof value === 'object' && value !== null && !Array.isArray(value)) return JSON.stringify(value)
+  return Array.isArray(value) ? value.map(queryText).join(',') : String(value)
+}
+
 const queryValue = (schema: JsonSchema | undefined, name: string, pool: IdPool) =>
   fc.oneof(
-    { weight: 10, arbitrary: (schema ? validValueFor(schema, name, pool) : anyText).map(String) },
-    { weight: 1, arbitrary: (schema ? nearMissFor(schema, name) : anyText).map(String) },
+    { weight: 10, arbitrary: (schema ? validValueFor(schema, name, pool) : anyText).map(queryText) },
+    { weight: 1, arbitrary: (schema ? nearMissFor(schema, name) : anyText).map(queryText) },
     {
       weight: 2,
       arbitrary: fc.constantFrom('', '0', '-1', '101', '1e3', '2.5', 'NaN', ...HUGE_NUMBER_LITERALS),
@@ -451,7 +460,7 @@ export function queryString(
     const entries = params.map((p) =>
       fc.option(
         (p.schema ? validValueFor(p.schema, p.name, pool) : anyText).map(
-          (value) => `${p.name}=${percentEncode(String(value))}`,
+          (value) => `${p.name}=${percentEncode(queryText(value))}`,
         ),
         { nil: null },
       ),

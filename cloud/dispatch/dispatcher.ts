@@ -252,6 +252,10 @@ export class Dispatcher {
       if (await storage.agents.markOffline(agentId, presence.session, at)) {
         await storage.printers.hubWentOffline(agentId, at)
         logger.info({ agent_id: agentId }, 'hub offline')
+        // Several nodes share a hub's messages: the presence of a newer connection may have been handled
+        // before an older one's, which this will then ended. Such a hub is connected: asked who is here, it
+        // answers with its presence and comes back online. To a hub that is gone, the broker drops the ask.
+        await this.#send(agentId, 'command', { v: PROTOCOL_VERSION, command: 'announce' })
       }
       return
     }

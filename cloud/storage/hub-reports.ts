@@ -27,26 +27,63 @@ export function hubReportWrites(sql: Sql) {
   }
 
   type Presence = { agentId: string; sessionId: string; at: string; online: boolean }
-  /** The hubs' agents rows, by id: each hub's session and time by its id; whether each hub's row changed. */
-  const markPresence = async (items: readonly Presence[], online: boolean): Promise<Set<string>> => {
+  /**
+   * A connection brings its hub online unless the hub is revoked or that connection's end was already handled
+   * (its last will may reach a node before its presence, or a presence the hub repeated may come after its
+   * will). Answers the hubs whose row changed.
+   */
+  const markOnline = async (items: readonly Presence[]): Promise<Set<string>> => {
     if (items.length === 0) return new Set()
     const hubs = padded(items)
     const sessions = byAgent(hubs.map((hub) => [hub.agentId, hub.sessionId]))
-    let update = db
+    const rows = await db
       .updateTable('agents')
       .set({
-        online: online ? 1 : 0,
+        online: 1,
         last_seen_at: byAgent(hubs.map((hub) => [hub.agentId, hub.at])),
-        ...(online && { session_id: sessions }),
+        session_id: sessions,
       })
       .where(
         'agent_id',
         'in',
         hubs.map((hub) => hub.agentId),
       )
-    // A revoked hub is not marked online; only the hub's current session may take it offline.
-    update = online ? update.where('revoked_at', 'is', null) : update.where('session_id', '=', sessions)
-    return new Set((await update.returning('agent_id').execute()).map((row) => row.agent_id))
+      .where('revoked_at', 'is', null)
+      .where((eb) => eb.or([eb('ended_session_id', 'is', null), eb('ended_session_id', '<>', sessions)]))
+      .returning('agent_id')
+      .execute()
+    return new Set(rows.map((row) => row.agent_id))
+  }
+  /**
+   * A connection's end takes its hub offline if it is the hub's current session, and is kept either way
+   * (ended_session_id), so that the presence of that connection, handled later, changes nothing. Answers the
+   * hubs whose current session ended.
+   */
+  const markOffline = async (items: readonly Presence[]): Promise<Set<string>> => {
+    if (items.length === 0) return new Set()
+    const hubs = padded(items)
+    const sessions = byAgent(hubs.map((hub) => [hub.agentId, hub.sessionId]))
+    const ats = byAgent(hubs.map((hub) => [hub.agentId, hub.at]))
+    const rows = await db
+      .updateTable('agents')
+      .set((eb) => ({
+        online: eb.case().when('session_id', '=', sessions).then(0).else(eb.ref('online')).end(),
+        last_seen_at: eb
+          .case()
+          .when('session_id', '=', sessions)
+          .then(ats)
+          .else(eb.ref('last_seen_at'))
+          .end(),
+        ended_session_id: sessions,
+      }))
+      .where(
+        'agent_id',
+        'in',
+        hubs.map((hub) => hub.agentId),
+      )
+      .returning(['agent_id', 'session_id', 'ended_session_id'])
+      .execute()
+    return new Set(rows.filter((row) => row.session_id === row.ended_session_id).map((row) => row.agent_id))
   }
   /**
    * One batcher for both, keyed by hub, so that a hub's connect and the will of that same connection apply in
@@ -58,14 +95,8 @@ export function hubReportWrites(sql: Sql) {
     sql,
     async (items: readonly Presence[]) => {
       const marked = new Set([
-        ...(await markPresence(
-          items.filter((item) => item.online),
-          true,
-        )),
-        ...(await markPresence(
-          items.filter((item) => !item.online),
-          false,
-        )),
+        ...(await markOnline(items.filter((item) => item.online))),
+        ...(await markOffline(items.filter((item) => !item.online))),
       ])
       return items.map((item) => marked.has(item.agentId))
     },

@@ -415,4 +415,12 @@ export const MIGRATIONS: readonly Migration[] = [
     // was reported; one that was offline is reported again by its hub's next connect.
     sql: () => 'ALTER TABLE printers RENAME COLUMN online TO reported;',
   },
+  {
+    version: 19,
+    name: 'ended hub sessions',
+    // Several nodes share a hub's messages, so a connection's last will may be handled before that
+    // connection's presence (hub-reports.ts): the will's session is kept so that the presence, handled late,
+    // does not bring the hub online.
+    sql: () => 'ALTER TABLE agents ADD COLUMN ended_session_id TEXT;',
+  },
 ]

@@ -72,6 +72,8 @@ export interface AgentsTable {
   credential_hash: Buffer | null
   hostname: string | null
   session_id: string | null
+  /** The session of the latest last will (or goodbye) handled: that connection cannot bring the hub online. */
+  ended_session_id: string | null
   revoked_at: string | null
   /** The hub release this hub runs, before its account's pin and the catalog's current one. */
   release_pin: string | null

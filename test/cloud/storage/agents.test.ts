@@ -59,6 +59,25 @@ describe.each(ENGINES)('hubs on %s', (engine) => {
     expect((await t.storage.agents.findById(revoked))?.online).toBe(false)
   })
 
+  it('keeps a connection from bringing its hub online once that connection’s end was handled', async () => {
+    // Several nodes share a hub's messages: the last will of a connection may be handled before that
+    // connection's presence, and a presence the hub repeated (announce) may be handled after its will.
+    const accountId = (await t.storage.accounts.create('Shop')).account_id
+    const hub = (await t.storage.agents.insert({ account_id: accountId, name: 'hub' })).agent_id
+    expect(await t.storage.agents.markOffline(hub, 's1', '2026-11-24T12:00:01.000Z')).toBe(false)
+    expect(await t.storage.agents.markOnline(hub, 's1', '2026-11-24T12:00:00.000Z')).toBe(false)
+    expect(await t.storage.agents.findById(hub)).toMatchObject({ online: false, last_seen_at: null })
+    expect(await t.storage.agents.markOnline(hub, 's2', '2026-11-24T12:00:02.000Z')).toBe(true)
+    expect(await t.storage.agents.markOffline(hub, 's2', '2026-11-24T12:00:03.000Z')).toBe(true)
+    expect(await t.storage.agents.markOnline(hub, 's2', '2026-11-24T12:00:02.500Z')).toBe(false)
+    expect(await t.storage.agents.findById(hub)).toMatchObject({
+      online: false,
+      last_seen_at: '2026-11-24T12:00:03.000Z',
+    })
+    expect(await t.storage.agents.markOnline(hub, 's3', '2026-11-24T12:00:04.000Z')).toBe(true)
+    expect(await t.storage.agents.findById(hub)).toMatchObject({ online: true })
+  })
+
   it("records a reported version and answers, in the same statement, with what the hub's release roll-out reads", async () => {
     const accountId = (await t.storage.accounts.create('Shop')).account_id
     const hub = (await t.storage.agents.insert({ account_id: accountId, name: 'hub' })).agent_id

@@ -23,7 +23,7 @@ import { userCreate } from './cli/user-commands.ts'
 import { ConfigError, loadConfig } from './config.ts'
 import { createLogger } from './logging.ts'
 import { createEnrollment, isHubName } from './onboarding/new-enrollment.ts'
-import { startCloud } from './server.ts'
+import type { startCloud } from './server.ts'
 import { DataDirInUseError } from './storage/data-dir-lock.ts'
 
 /**
@@ -51,6 +51,8 @@ async function serve(): Promise<void> {
   }
   process.on('SIGTERM', () => stop('SIGTERM'))
   process.on('SIGINT', () => stop('SIGINT'))
+  // Loaded here: the server's modules take most of a second, which the other commands need not wait for.
+  const { startCloud } = await import('./server.ts')
   cloud = await startCloud(config, logger)
   const pending = stopping
   if (pending) {

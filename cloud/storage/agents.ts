@@ -53,6 +53,8 @@ export interface AgentRepository {
    * it reconnects: a last will handled since then does not count, as the hub may have connected again).
    */
   unrevokedIds(notSeenSince?: string): Promise<string[]>
+  /** Those of these hubs that are offline and not revoked. */
+  offlineAmong(agentIds: readonly string[]): Promise<string[]>
   /** Newest first. `cursor` is the id of the last agent of the previous page; unknown → undefined. */
   list(accountId: string, limit: number, cursor?: string): Promise<PageOf<Agent> | undefined>
   /** The account's hubs that are not revoked, newest first, all of them (the console lists an account's hubs). */
@@ -149,6 +151,21 @@ export function createAgentRepository(sql: Sql): AgentRepository {
         )
       const rows = await query.orderBy('agent_id').execute()
       return rows.map((row) => row.agent_id)
+    },
+    async offlineAmong(agentIds) {
+      const offline: string[] = []
+      // By slices, under either engine's bound on a statement's parameters.
+      for (let i = 0; i < agentIds.length; i += 1000) {
+        const rows = await db
+          .selectFrom('agents')
+          .select('agent_id')
+          .where('agent_id', 'in', agentIds.slice(i, i + 1000))
+          .where('online', '=', 0)
+          .where('revoked_at', 'is', null)
+          .execute()
+        offline.push(...rows.map((row) => row.agent_id))
+      }
+      return offline
     },
     async markAllOffline() {
       await db.updateTable('agents').set({ online: 0 }).where('online', '=', 1).execute()

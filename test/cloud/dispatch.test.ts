@@ -38,8 +38,6 @@ describe('the dispatcher and the agent API, with an MQTT client standing in for 
   let client: MqttClient
   const messages: { topic: string; payload: Record<string, unknown> }[] = []
   let answerCancel: 'cancelled' | 'printing' | null = null
-  /** The session the stand-in hub answers an announce with (protocol: `announce`), as the hub does. */
-  let announceAs: string | null = null
   const printerId = () => printerIdFor(hub.agent_id, 'receipt-1')
 
   const api = async <T>(method: string, path: string, body?: unknown) => {
@@ -87,8 +85,6 @@ describe('the dispatcher and the agent API, with an MQTT client standing in for 
           status: answerCancel,
           at: new Date().toISOString(),
         })
-      if (topic.endsWith('/command') && message.payload.command === 'announce' && announceAs !== null)
-        void publish('presence', { online: true, session: announceAs })
     })
     await client.subscribeAsync([`hubs/${hub.agent_id}/job-offer`, `hubs/${hub.agent_id}/command`], {
       qos: 1,
@@ -364,10 +360,6 @@ describe('the dispatcher and the agent API, with an MQTT client standing in for 
     expect((await full.cloud.storage.agents.findById(hub.agent_id))?.online).toBe(true)
     await publish('presence', { online: false, session: 's2' })
     await until(async () => (await full.cloud.storage.agents.findById(hub.agent_id))?.online === false)
-    // A hub taken offline is asked who is here: if its newer connection's presence was handled before this
-    // will's (several nodes share a hub's messages), the hub answers and comes back online.
-    await until(() => messages.some((m) => m.topic.endsWith('/command') && m.payload.command === 'announce'))
-    expect(messages.filter((m) => m.payload.command === 'announce')).toHaveLength(1)
     const { body } = await api<{ data: { online: boolean }[] }>('GET', '/api/v1/printers')
     expect(body.data.every((p) => !p.online)).toBe(true)
     // A state report sent just before the hub went away cannot bring its printers back online.
@@ -417,21 +409,6 @@ describe('the dispatcher and the agent API, with an MQTT client standing in for 
       [printerIdFor(hub.agent_id, 'receipt-1')]: false,
       [printerIdFor(hub.agent_id, 'receipt-2')]: true,
     })
-  })
-
-  it('brings a connected hub back online after the will of an older connection, handled late, took it offline', async () => {
-    // With several nodes, a hub that reconnected at once may have its new connection's presence handled
-    // before its old connection's presence and will (the broker's order, lost across nodes).
-    announceAs = 's5'
-    await publish('presence', { online: true, session: 's5' })
-    await publish('presence', { online: true, session: 's4' })
-    await until(async () => (await full.cloud.storage.agents.findById(hub.agent_id))?.online)
-    const announces = () => messages.filter((m) => m.payload.command === 'announce').length
-    const before = announces()
-    await publish('presence', { online: false, session: 's4' })
-    await until(() => announces() === before + 1)
-    await until(async () => (await full.cloud.storage.agents.findById(hub.agent_id))?.online)
-    announceAs = null
   })
 
   it('refuses an expired enrollment token', async () => {

@@ -78,6 +78,17 @@ describe.each(ENGINES)('hubs on %s', (engine) => {
     expect(await t.storage.agents.findById(hub)).toMatchObject({ online: true })
   })
 
+  it('names, of some hubs, those offline and not revoked', async () => {
+    const accountId = (await t.storage.accounts.create('Shop')).account_id
+    const hub = async (online: boolean) =>
+      (await t.storage.agents.insert({ account_id: accountId, name: 'hub', online })).agent_id
+    const [up, down, revoked] = [await hub(true), await hub(false), await hub(false)]
+    await t.storage.agents.revoke(revoked!, new Date())
+    const unknown = '00000000-0000-4000-8000-000000000000'
+    expect(await t.storage.agents.offlineAmong([up!, down!, revoked!, unknown])).toEqual([down])
+    expect(await t.storage.agents.offlineAmong([])).toEqual([])
+  })
+
   it("records a reported version and answers, in the same statement, with what the hub's release roll-out reads", async () => {
     const accountId = (await t.storage.accounts.create('Shop')).account_id
     const hub = (await t.storage.agents.insert({ account_id: accountId, name: 'hub' })).agent_id

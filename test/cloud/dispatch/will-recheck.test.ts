@@ -1,0 +1,102 @@
+import { pino } from 'pino'
+import { afterEach, beforeEach, describe, expect, it } from 'vitest'
+import type { HubBus } from '../../../cloud/broker/hub-bus.ts'
+import { Dispatcher } from '../../../cloud/dispatch/dispatcher.ts'
+import { PROTOCOL_VERSION } from '../../../protocol/hub-messages.ts'
+import { storageEngine, type TestStorage } from '../storage/engines.ts'
+
+type Handler = (agentId: string, payload: unknown) => void | Promise<void>
+
+const RECHECK_MS = 200
+
+async function until(check: () => boolean | Promise<boolean>, timeoutMs = 5000): Promise<void> {
+  const deadline = Date.now() + timeoutMs
+  while (!(await check())) {
+    if (Date.now() > deadline) throw new Error('condition not met in time')
+    await new Promise((resolve) => setTimeout(resolve, 10))
+  }
+}
+
+/**
+ * A hub taken offline by a last will is asked who is here (`announce`) a while later if it is still offline:
+ * with several nodes, a hub that reconnected at once may have had its new connection's presence handled before
+ * its old connection's presence and will (docs/architecture.md, "Presence").
+ */
+describe('asking hubs taken offline by a last will who is here', () => {
+  const engineUnderTest = storageEngine('sqlite')
+  let t: TestStorage
+  let dispatcher: Dispatcher
+  let hubId: string
+  const handlers = new Map<string, Handler>()
+  let announces: string[]
+  /** The session the stand-in hub answers an announce with, as the hub does; null: the hub is gone. */
+  let connectedAs: string | null
+
+  const presence = async (online: boolean, session: string) => {
+    await handlers.get('presence')?.(hubId, { v: PROTOCOL_VERSION, online, session })
+    await dispatcher.handled()
+  }
+  const online = async () => (await t.storage.agents.findById(hubId))?.online
+
+  beforeEach(async () => {
+    t = await engineUnderTest.open()
+    const accountId = (await t.storage.accounts.create('Shop')).account_id
+    hubId = (await t.storage.agents.insert({ account_id: accountId, name: 'hub' })).agent_id
+    announces = []
+    connectedAs = null
+    const bus: HubBus = {
+      async publish(agentId, topic, payload) {
+        if (topic !== 'command' || (payload as { command: string }).command !== 'announce') return
+        announces.push(agentId)
+        if (connectedAs !== null) void presence(true, connectedAs)
+      },
+      async subscribe(topic, handler) {
+        handlers.set(topic, handler as Handler)
+      },
+    }
+    dispatcher = new Dispatcher({
+      storage: t.storage,
+      bus,
+      logger: pino({ level: 'silent' }),
+      publicUrl: 'http://127.0.0.1:8080',
+      pendingExpirySeconds: 3600,
+      cancelConfirmTimeoutMs: 100,
+      willRecheckMs: RECHECK_MS,
+    })
+    await dispatcher.start()
+  })
+  afterEach(async () => {
+    await dispatcher.stop()
+    await t.close()
+  })
+
+  it('brings back a connected hub whose old connection’s presence and will were handled after its new one’s', async () => {
+    connectedAs = 's-new'
+    await presence(true, 's-new')
+    await presence(true, 's-old')
+    await presence(false, 's-old')
+    expect(await online()).toBe(false)
+    expect(announces).toEqual([])
+    await until(() => announces.length > 0)
+    await until(async () => (await online()) === true)
+    expect(announces).toEqual([hubId])
+  })
+
+  it('asks a hub that is gone once, and nothing more of it', async () => {
+    await presence(true, 's1')
+    await presence(false, 's1')
+    await until(() => announces.length > 0)
+    await new Promise((resolve) => setTimeout(resolve, 3 * RECHECK_MS))
+    expect(announces).toEqual([hubId])
+    expect(await online()).toBe(false)
+  })
+
+  it('asks nothing of a hub that is back online by then, as a fleet is after a broker restart', async () => {
+    await presence(true, 's1')
+    await presence(false, 's1')
+    await presence(true, 's2')
+    await new Promise((resolve) => setTimeout(resolve, 3 * RECHECK_MS))
+    expect(announces).toEqual([])
+    expect(await online()).toBe(true)
+  })
+})

@@ -1,10 +1,14 @@
 import { randomUUID } from 'node:crypto'
 import type { Agent } from '../../protocol/agent.ts'
 import type { PageOf } from '../../protocol/pagination.ts'
+import { groupsOfWeight, padded } from './batched.ts'
 import { affected, type Sql } from './engine.ts'
 import { hubReportWrites } from './hub-reports.ts'
 import { pageAfter } from './paging.ts'
 import type { HubReleaseRecord } from './release-pins.ts'
+
+/** Ids per statement at most (a power of two, so that a padded list stays within it). */
+const MAX_IDS = 1024
 
 export interface NewAgent {
   account_id: string
@@ -154,12 +158,12 @@ export function createAgentRepository(sql: Sql): AgentRepository {
     },
     async offlineAmong(agentIds) {
       const offline: string[] = []
-      // By slices, under either engine's bound on a statement's parameters.
-      for (let i = 0; i < agentIds.length; i += 1000) {
+      // Under either engine's bound on a statement's parameters; padded, as every list of ids is (batched.ts).
+      for (const group of groupsOfWeight(agentIds, () => 1, MAX_IDS)) {
         const rows = await db
           .selectFrom('agents')
           .select('agent_id')
-          .where('agent_id', 'in', agentIds.slice(i, i + 1000))
+          .where('agent_id', 'in', padded(group))
           .where('online', '=', 0)
           .where('revoked_at', 'is', null)
           .execute()

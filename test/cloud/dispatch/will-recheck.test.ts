@@ -9,14 +9,6 @@ type Handler = (agentId: string, payload: unknown) => void | Promise<void>
 
 const RECHECK_MS = 200
 
-async function until(check: () => boolean | Promise<boolean>, timeoutMs = 5000): Promise<void> {
-  const deadline = Date.now() + timeoutMs
-  while (!(await check())) {
-    if (Date.now() > deadline) throw new Error('condition not met in time')
-    await new Promise((resolve) => setTimeout(resolve, 10))
-  }
-}
-
 /**
  * A hub taken offline by a last will is asked who is here (`announce`) a while later if it is still offline:
  * with several nodes, a hub that reconnected at once may have had its new connection's presence handled before
@@ -77,15 +69,15 @@ describe('asking hubs taken offline by a last will who is here', () => {
     await presence(false, 's-old')
     expect(await online()).toBe(false)
     expect(announces).toEqual([])
-    await until(() => announces.length > 0)
-    await until(async () => (await online()) === true)
+    await expect.poll(() => announces.length, { interval: 10, timeout: 5000 }).toBeGreaterThan(0)
+    await expect.poll(online, { interval: 10, timeout: 5000 }).toBe(true)
     expect(announces).toEqual([hubId])
   })
 
   it('asks a hub that is gone once, and nothing more of it', async () => {
     await presence(true, 's1')
     await presence(false, 's1')
-    await until(() => announces.length > 0)
+    await expect.poll(() => announces.length, { interval: 10, timeout: 5000 }).toBeGreaterThan(0)
     await new Promise((resolve) => setTimeout(resolve, 3 * RECHECK_MS))
     expect(announces).toEqual([hubId])
     expect(await online()).toBe(false)

@@ -2,7 +2,7 @@ import { mkdirSync } from 'node:fs'
 import { hostname } from 'node:os'
 import { parseArgs } from 'node:util'
 import { AGENT_VERSION, type AgentTimings, HubAgent } from './agent.ts'
-import { HELP, RUN_HELP, USAGE } from './cli/usage.ts'
+import { help, hubCommand, runHelp, usage } from './cli/usage.ts'
 import { CloudClient, CloudError } from './cloud/cloud-client.ts'
 import { CloudUrlError, parseCloudUrl } from './cloud/cloud-url.ts'
 import { type HubIdentity, readIdentity, writeIdentity } from './cloud/identity.ts'
@@ -25,7 +25,7 @@ import { HubUpdater } from './update/hub-updater.ts'
 import { InstallLayout } from './update/install-layout.ts'
 
 /**
- * The hub CLI (DESIGN: Stable operator interface):
+ * The hub CLI (DESIGN: Stable operator interface), `print-hub` once installed:
  *   hub run --cloud URL --data DIR [--enroll TOKEN] [--printer URI]...
  * The first run claims the enrollment token, or without one pairs by a code (hub/pairing/pair-hub.ts), and
  * keeps the hub's credential in DIR (mode 0600); later runs need neither. Errors are one line on stderr with a non-zero exit.
@@ -224,9 +224,12 @@ async function run(args: string[]): Promise<void> {
   )
 }
 
+/** Help and errors name the command as typed: `print-hub` installed, `hub` (npm run -s hub --) in a checkout. */
+const program = hubCommand(process.env)
+
 async function main(argv: string[]): Promise<void> {
   if (argv[0] === 'help' || argv.includes('--help') || argv.includes('-h')) {
-    process.stdout.write(argv[0] === 'run' || argv[1] === 'run' ? RUN_HELP : HELP)
+    process.stdout.write(argv[0] === 'run' || argv[1] === 'run' ? runHelp(program) : help(program))
     return
   }
   const [command, ...rest] = argv
@@ -236,24 +239,24 @@ async function main(argv: string[]): Promise<void> {
 
 main(process.argv.slice(2)).catch((error: unknown) => {
   if (error instanceof UsageError || error instanceof PrinterUriError || error instanceof CloudUrlError) {
-    process.stderr.write(`hub: ${error.message}\n${USAGE}\n`)
+    process.stderr.write(`${program}: ${error.message}\n${usage(program)}\n`)
     process.exit(2)
   }
   if (error instanceof CloudError) {
     const what = error.code.startsWith('enrollment_') ? 'enrollment refused' : 'cloud refused'
-    process.stderr.write(`hub: ${what}: ${error.message} (${error.code})\n`)
+    process.stderr.write(`${program}: ${what}: ${error.message} (${error.code})\n`)
     process.exit(1)
   }
   const err = error as NodeJS.ErrnoException
   if (err.code === 'ERR_PARSE_ARGS_UNKNOWN_OPTION') {
     const unknown = /'([^']+)'/.exec(err.message)?.[1] ?? err.message
-    process.stderr.write(`hub: unknown option ${unknown}\n${USAGE}\n`)
+    process.stderr.write(`${program}: unknown option ${unknown}\n${usage(program)}\n`)
     process.exit(2)
   }
   if (err.code?.startsWith('ERR_PARSE_ARGS')) {
-    process.stderr.write(`hub: ${err.message}\n${USAGE}\n`)
+    process.stderr.write(`${program}: ${err.message}\n${usage(program)}\n`)
     process.exit(2)
   }
-  process.stderr.write(`hub: ${err.message ?? String(error)}\n`)
+  process.stderr.write(`${program}: ${err.message ?? String(error)}\n`)
   process.exit(1)
 })

@@ -38,12 +38,17 @@ function releaseVersion(version: string): Plugin {
   }
 }
 
+/** What the bundle is made of: the directories of the npm packages esbuild compiled into it (its metafile). */
+export interface Bundle {
+  packages: string[]
+}
+
 /**
  * Compiles the hub to JavaScript with esbuild: lib/hub.mjs and lib/render-worker-process.mjs under `outDir`.
  * CommonJS dependencies inside the bundle may call `require`; ES modules have none, so each bundle defines
  * one from its own URL.
  */
-export async function bundleHub(root: string, outDir: string, version: string): Promise<string[]> {
+export async function bundleHub(root: string, outDir: string, version: string): Promise<Bundle> {
   const result = await build({
     absWorkingDir: root,
     entryPoints: ENTRY_POINTS,
@@ -67,5 +72,10 @@ export async function bundleHub(root: string, outDir: string, version: string): 
     metafile: true,
   })
   if (result.errors.length > 0) throw new Error(result.errors.map((e) => e.text).join('\n'))
-  return Object.keys(result.metafile.outputs)
+  const packages = new Set<string>()
+  for (const input of Object.keys(result.metafile.inputs)) {
+    const match = /^(.*node_modules\/(?:@[^/]+\/)?[^/]+)\//.exec(input)
+    if (match) packages.add(path.join(root, match[1]!))
+  }
+  return { packages: [...packages].sort() }
 }

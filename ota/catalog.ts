@@ -2,6 +2,7 @@ import { createHash, createPrivateKey, createPublicKey, type KeyObject, sign, ve
 import { type Static, Type } from 'typebox'
 import { Value } from 'typebox/value'
 import { RELEASE_VERSION_PATTERN } from '../protocol/hub-messages.ts'
+import { ARCHITECTURES } from './architectures.ts'
 
 /**
  * The release catalog: which hub release is current and the installers of every published release, signed
@@ -21,7 +22,7 @@ export const Installer = Type.Object(
   {
     filename: Type.String({ pattern: INSTALLER_FILENAME.source, description: 'The installer file name.' }),
     platform: Type.Enum(['linux'], { description: 'Operating system.' }),
-    architecture: Type.Enum(['amd64', 'arm64'], { description: 'CPU architecture (Debian names).' }),
+    architecture: Type.Enum(ARCHITECTURES, { description: 'CPU architecture (Debian names).' }),
     format: Type.Enum(['deb', 'tar.gz'], {
       description: 'A Debian package, or a tarball of the same tree for other Linux systems.',
     }),

@@ -2,6 +2,7 @@ import { generateKeyPairSync } from 'node:crypto'
 import { existsSync, mkdirSync, readFileSync, realpathSync, writeFileSync } from 'node:fs'
 import path from 'node:path'
 import { parseArgs } from 'node:util'
+import { type Architecture, parseArchitectures } from './architectures.ts'
 import { buildRelease } from './build.ts'
 import { CatalogError, keyIdOf, publicKeyPem, readPrivateKey, readPublicKey } from './catalog.ts'
 import { publishRelease } from './publish.ts'
@@ -11,18 +12,23 @@ import { publishRelease } from './publish.ts'
  * `publish --from DIR` and `keygen --out DIR`. Each prints one JSON object on stdout; errors are one line on
  * stderr, exit code 2 for a usage error and 1 otherwise.
  */
-const HELP = `usage: ota build --version X.Y.Z --out DIR
+const HELP = `usage: ota build --version X.Y.Z --out DIR [--arch ARCH[,ARCH…]]
        ota publish --from DIR [--notes TEXT | --notes-file FILE]
        ota keygen --out DIR
 
 Builds and publishes releases of the hub (README: Install a hub from a release).
 
 commands:
-  build                            build the hub's installers for this machine's architecture into DIR:
-                                   print-hub_X.Y.Z_<arch>.deb, print-hub_X.Y.Z_linux-<arch>.tar.gz, release.json
-                                   → {version, installers: [{filename, sha256, size_bytes}]}
+  build                            build the hub's installers into DIR: print-hub_X.Y.Z_<arch>.deb and
+                                   print-hub_X.Y.Z_linux-<arch>.tar.gz for each architecture, and release.json
+                                   (which keeps the other architectures built into DIR for the same version)
+                                   → {version, installers: [{filename, architecture, sha256, size_bytes}]}
       --version X.Y.Z              the release's version
       --out DIR                    where the installers go
+      --arch ARCH                  amd64, arm64 or armhf (Raspberry Pi OS 32-bit; carries Node.js 20.11.0);
+                                   repeat it or separate with commas for several (default: this machine's);
+                                   the native addons are cross-compiled (scripts/setup.sh installs the
+                                   toolchains)
       --public-key FILE            the release key's public half, shipped in the package (default: derived
                                    from OTA_SIGNING_KEY, or OTA_RELEASE_PUBLIC_KEY)
   publish                          add the release in DIR to the catalog of the cloud in DATA_DIR, as current,
@@ -88,20 +94,29 @@ async function main(argv: string[]): Promise<unknown> {
         out: { type: 'string' },
         'public-key': { type: 'string' },
         'signing-key': { type: 'string' },
+        arch: { type: 'string', multiple: true },
       },
     })
     const version = required(values.version, '--version')
+    let architectures: Architecture[]
+    try {
+      architectures = parseArchitectures(values.arch ?? [])
+    } catch (error) {
+      throw new UsageError((error as Error).message)
+    }
     const outDir = path.resolve(required(values.out, '--out'))
     const manifest = await buildRelease({
       root: path.resolve(import.meta.dirname, '..'),
       version,
       outDir,
       publicKeyPem: publicKeyForBuild(values['public-key'], values['signing-key']),
+      architectures,
     })
     return {
       version: manifest.version,
-      installers: manifest.installers.map(({ filename, sha256, size_bytes }) => ({
+      installers: manifest.installers.map(({ filename, architecture, sha256, size_bytes }) => ({
         filename,
+        architecture,
         sha256,
         size_bytes,
       })),

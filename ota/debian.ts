@@ -1,6 +1,17 @@
 import { execFileSync } from 'node:child_process'
-import { chmodSync, copyFileSync, mkdirSync, writeFileSync } from 'node:fs'
+import { createHash } from 'node:crypto'
+import {
+  chmodSync,
+  copyFileSync,
+  lstatSync,
+  mkdirSync,
+  readdirSync,
+  readFileSync,
+  rmdirSync,
+  writeFileSync,
+} from 'node:fs'
 import path from 'node:path'
+import { type ReleaseFacts, stageDebianDocs } from './debian-docs.ts'
 
 /**
  * The Debian side of a hub package: where the unit, the udev rules and the settings go, the control file and
@@ -15,6 +26,7 @@ export const SYSTEM_FILES = [
 ] as const
 
 export const MAINTAINER_SCRIPTS = ['postinst', 'prerm', 'postrm'] as const
+export const CONFFILES = ['/etc/default/print-hub']
 
 /**
  * What the package needs from the system. The Node.js runtime is carried (ota/runtime.ts), so not nodejs:
@@ -22,13 +34,6 @@ export const MAINTAINER_SCRIPTS = ['postinst', 'prerm', 'postrm'] as const
  * `gs` program, libudev for the USB addon, the C++ runtime of the addons, adduser for the postinst.
  */
 export const DEPENDS = 'adduser, ghostscript, libgs10, libudev1, libstdc++6, libgcc-s1, libc6 (>= 2.36)'
-
-/** Node's `process.arch` → Debian's architecture name. */
-export function debianArchitecture(arch: string = process.arch): 'amd64' | 'arm64' {
-  if (arch === 'x64') return 'amd64'
-  if (arch === 'arm64') return 'arm64'
-  throw new Error(`hub packages are built for x64 and arm64, not ${arch}`)
-}
 
 /** Copies the unit, the udev rules and the settings file into the staged root. */
 export function stageSystemFiles(repoRoot: string, stage: string): void {
@@ -57,19 +62,78 @@ export function stageControl(
     `Depends: ${DEPENDS}`,
     'Section: misc',
     'Priority: optional',
+    // At most 80 characters a line (Debian policy §5.6.13).
     'Description: print hub agent for receipt, label and office printers',
-    ' Connects the receipt and label printers (USB, serial, network) and IPP printers of a site to the',
-    ' print cloud: it spools jobs on disk, renders PDFs with Ghostscript and reports printer health.',
-    ` It carries its own Node.js ${fields.nodeVersion} runtime in each release under /opt/print-hub/releases.`,
+    ' Connects the receipt and label printers (USB, serial, network) and the IPP',
+    ' printers of a site to the print cloud: it spools jobs on disk, renders PDFs',
+    ' with Ghostscript and reports printer health.',
+    ' .',
+    ` It carries its own Node.js ${fields.nodeVersion} runtime in each release under`,
+    ' /opt/print-hub/releases.',
     '',
   ].join('\n')
   writeFileSync(path.join(debian, 'control'), control)
-  writeFileSync(path.join(debian, 'conffiles'), '/etc/default/print-hub\n')
+  writeFileSync(path.join(debian, 'conffiles'), CONFFILES.map((f) => `${f}\n`).join(''))
+  writeFileSync(path.join(debian, 'md5sums'), md5sums(stage))
   for (const script of MAINTAINER_SCRIPTS) {
     const target = path.join(debian, script)
     copyFileSync(path.join(repoRoot, 'packaging/debian', script), target)
     chmodSync(target, 0o755)
   }
+}
+
+/**
+ * The Debian side of the complete staged tree: the documentation (ota/debian-docs.ts), then every file's
+ * mode.
+ */
+export function stageDebianFiles(repoRoot: string, stage: string, release: ReleaseFacts): void {
+  stageDebianDocs(repoRoot, stage, release)
+  normalizeModes(stage)
+}
+
+/**
+ * Directories 0755, programs 0755, other files 0644 (Debian policy §10.9), shared objects (the addons'
+ * .node) not executable (§8.1); and no empty directories left where pruning node_modules emptied them.
+ */
+export function normalizeModes(dir: string): boolean {
+  let empty = true
+  for (const name of readdirSync(dir)) {
+    const file = path.join(dir, name)
+    const stat = lstatSync(file)
+    if (stat.isSymbolicLink()) {
+      empty = false
+    } else if (stat.isDirectory()) {
+      chmodSync(file, 0o755)
+      if (normalizeModes(file) && file.includes('/node_modules/')) rmdirSync(file)
+      else empty = false
+    } else {
+      empty = false
+      const program = (stat.mode & 0o111) !== 0 && !/\.(node|so(\.\d+)*)$/.test(name)
+      chmodSync(file, program ? 0o755 : 0o644)
+    }
+  }
+  return empty
+}
+
+/** DEBIAN/md5sums: each file but the conffiles, as dh_md5sums writes it. */
+function md5sums(stage: string): string {
+  const lines: string[] = []
+  const visit = (relative: string) => {
+    for (const name of readdirSync(path.join(stage, relative)).sort()) {
+      const file = relative ? `${relative}/${name}` : name
+      if (file === 'DEBIAN') continue
+      const stat = lstatSync(path.join(stage, file))
+      if (stat.isDirectory()) visit(file)
+      else if (stat.isFile() && !CONFFILES.includes(`/${file}`))
+        lines.push(
+          `${createHash('md5')
+            .update(readFileSync(path.join(stage, file)))
+            .digest('hex')}  ${file}\n`,
+        )
+    }
+  }
+  visit('')
+  return lines.join('')
 }
 
 /** Size of the installed files in KiB (Debian policy §5.6.20), DEBIAN/ excluded. */

@@ -1,11 +1,11 @@
-import { cpSync, existsSync, readFileSync, realpathSync } from 'node:fs'
+import { chmodSync, copyFileSync, cpSync, existsSync, mkdirSync, readFileSync, realpathSync } from 'node:fs'
 import path from 'node:path'
 
 /**
  * The production dependencies a packaged hub loads at run time (the externals of bundle.ts and what they
- * require), copied from the build machine's node_modules, where `npm ci` built their native addons for this
- * architecture and Node version. Only what runs is kept: no sources, objects, headers, tests or prebuilt
- * binaries of other platforms.
+ * require), copied from the build machine's node_modules, with their native addons compiled for the package's
+ * architecture. Only what runs is kept: no sources, objects, headers, tests, and no binary built or prebuilt
+ * for another machine.
  */
 
 /** Needed only to install (or to compile) a package, never at run time. */
@@ -28,8 +28,9 @@ const SKIPPED_DIRS = new Set([
   'include',
   '.github',
 ])
-const SKIPPED_FILES = /\.(a|o|c|cc|cpp|h|hpp|lzz|gyp|gypi|mk|map|md|markdown|ts|tsbuildinfo)$|^Makefile$/
-const PLATFORM_DIR = /^(android|darwin|win32|linux|freebsd|openbsd|sunos)-/
+// Also the npm packages' own packaging and VCS files (.npmignore, .gitignore: lintian errors in a .deb).
+const SKIPPED_FILES =
+  /\.(a|o|c|cc|cpp|h|hpp|lzz|gyp|gypi|mk|map|md|markdown|ts|tsbuildinfo)$|^Makefile$|^\.(npmignore|gitignore|gitattributes)$/
 
 interface Manifest {
   name: string
@@ -68,11 +69,17 @@ export function runtimeClosure(root: string, roots: readonly string[]): string[]
   return [...found].sort()
 }
 
-/** `linux-x64` and `linux-arm64` for the machine's architecture. */
-const prebuildDir = (arch: string) => `linux-${arch}`
-
-/** Copies the closure into `nodeModules` (a package's node_modules), pruned; returns how many packages. */
-export function copyRuntimeDependencies(root: string, roots: readonly string[], nodeModules: string): number {
+/**
+ * Copies the closure into `nodeModules` (a package's node_modules), pruned, with the native addons compiled
+ * for the package's architecture (ota/addons.ts) in place of anything built or prebuilt in the repository;
+ * returns how many packages.
+ */
+export function copyRuntimeDependencies(
+  root: string,
+  roots: readonly string[],
+  nodeModules: string,
+  addons: ReadonlyMap<string, { file: string; target: string }>,
+): number {
   const rootModules = path.join(realpathSync(root), 'node_modules')
   const dirs = runtimeClosure(root, roots)
   // A nested package (a/node_modules/b) comes with its parent when the parent is copied too.
@@ -95,16 +102,19 @@ export function copyRuntimeDependencies(root: string, roots: readonly string[], 
             : parts[nested + 1]!
           if (INSTALL_ONLY.has(nestedName) || nestedName.startsWith('@types/')) return false
         }
-        if (parts.includes('prebuilds') && PLATFORM_DIR.test(name) && name !== prebuildDir(process.arch))
-          return false
-        // better-sqlite3's build tree: only build/Release/*.node runs.
-        if (parts[0] === 'build' && parts.length >= 2 && parts[1] !== 'Release') return false
-        if (name === 'test_extension.node') return false
+        // Binaries built or prebuilt for the repository's machine: the package's own come from ota/addons.ts.
+        if (parts.includes('prebuilds') || parts[0] === 'build') return false
         if (SKIPPED_DIRS.has(name)) return false
         if (SKIPPED_FILES.test(name) && !/^LICEN[CS]E/i.test(name)) return false
         return true
       },
     })
+  }
+  for (const [name, addon] of addons) {
+    const target = path.join(nodeModules, name, 'build/Release', `${addon.target}.node`)
+    mkdirSync(path.dirname(target), { recursive: true })
+    copyFileSync(addon.file, target)
+    chmodSync(target, 0o644)
   }
   return dirs.length
 }

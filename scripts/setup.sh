@@ -9,15 +9,30 @@ cd "$(dirname "$0")/.."
 # libgs-dev: ghostscript4js (the hub's render worker) compiles against libgs; without it the link fails
 # with "cannot find .../libgs.so".
 apt_packages=(ghostscript libgs-dev openssl socat python3 make g++ cups-ipp-utils dbus-daemon redis-server mosquitto postgresql chromium) # cups-ipp-utils, dbus-daemon: ippeveprinter, ipptool and a private D-Bus for the IPP printer tests; redis-server, mosquitto: test peers; postgresql: DATABASE_URL and the storage tests on both engines; chromium: the onboarding page's browser test (playwright-core drives it)
+# Hub packages for the Raspberry Pi (`ota build --arch arm64|armhf`, ota/addons.ts): Debian's cross toolchains
+# compile the native addons; lintian checks every package; qemu-user-static and debootstrap run the arm64
+# package in an emulated Debian root (test/ota/arm64-package.test.ts).
+apt_packages+=(crossbuild-essential-arm64 crossbuild-essential-armhf binutils-x86-64-linux-gnu lintian qemu-user-static debootstrap)
 missing=()
 for pkg in "${apt_packages[@]}"; do
   dpkg-query -W -f='${Status}' "$pkg" 2>/dev/null | grep -q 'install ok installed' || missing+=("$pkg")
 done
 sudo=""
 [ "$(id -u)" -eq 0 ] || sudo="sudo"
-if [ "${#missing[@]}" -gt 0 ]; then
+# The target architectures' libraries the addons link against (libgs, libudev) come from Debian's archive
+# for that architecture (ota/target-libraries.ts: `apt-get download libgs-dev:arm64`), so apt needs its indexes.
+foreign_added=0
+for arch in arm64 armhf; do
+  if ! dpkg --print-foreign-architectures | grep -qx "$arch"; then
+    $sudo dpkg --add-architecture "$arch"
+    foreign_added=1
+  fi
+done
+if [ "${#missing[@]}" -gt 0 ] || [ "$foreign_added" = 1 ]; then
   export DEBIAN_FRONTEND=noninteractive
-  $sudo apt-get update -qq
+  # A mirror caught mid-sync fails one index (seen here for bookworm-security's armhf Packages); apt keeps the
+  # others, and the install below fails by itself if what it needs is not there.
+  $sudo apt-get update -qq || echo "setup: apt-get update reported the errors above; going on with the indexes it has" >&2
   $sudo apt-get install -y -qq --no-install-recommends "${missing[@]}"
 fi
 

@@ -1,4 +1,5 @@
 import type { Logger } from 'pino'
+import { architectureNamed } from '../../ota/architectures.ts'
 import type { HubPayload, HubUpdate } from '../../protocol/hub-messages.ts'
 import { PROTOCOL_VERSION } from '../../protocol/hub-messages.ts'
 import type { HubBus } from '../broker/hub-bus.ts'
@@ -52,7 +53,13 @@ export class ReleaseRollout {
       throw error
     }
     const choice = chooseRelease(before, served.catalog.current.version)
-    const versions = new Set(served.catalog.releases.map((r) => r.version))
+    // A hub can take only a release with a tarball for its architecture (host.arch is Node's name for it).
+    const architecture = architectureNamed(state.host.arch)
+    const versions = new Set(
+      served.catalog.releases
+        .filter((r) => r.installers.some((i) => i.architecture === architecture && i.format === 'tar.gz'))
+        .map((r) => r.version),
+    )
     const hub = { running: state.agent_version, updatable: state.updatable === true, update }
     if (!shouldTell(choice, hub, versions)) return
     logger.debug(

@@ -1,7 +1,20 @@
-/** The hub CLI's usage and help texts (DESIGN: Stable operator interface). */
+/**
+ * The hub CLI's usage and help texts (DESIGN: Stable operator interface), in the words of the command a person
+ * types: `print-hub` on an installed hub, `hub` (the npm script) in a checkout.
+ */
 
-export const USAGE = `usage: hub run --cloud URL --data DIR [--enroll TOKEN] [--printer URI]...
-       hub help, hub run --help`
+/** The command's name in help and errors. */
+export type HubCommand = 'print-hub' | 'hub'
+
+/** `print-hub` when the installed launcher started the hub (packaging/print-hub.sh sets PRINT_HUB_INSTALL_ROOT). */
+export function hubCommand(env: NodeJS.ProcessEnv): HubCommand {
+  return env.PRINT_HUB_INSTALL_ROOT ? 'print-hub' : 'hub'
+}
+
+export function usage(command: HubCommand): string {
+  return `usage: ${command} run --cloud URL --data DIR [--enroll TOKEN] [--printer URI]...
+       ${command} help, ${command} run --help`
+}
 
 const PRINTER_URIS = `printer URIs (CUPS device-URI style; every form takes the options below):
   socket://HOST[:PORT]             raw TCP (JetDirect), port 9100 by default
@@ -31,7 +44,8 @@ const ENVIRONMENT = `environment:
   HUB_UPDATE_TRIAL_MS              how long a release the hub updated itself to has to connect to the cloud
                                    before it is rolled back (120000; docs/hub-updates.md)`
 
-export const RUN_HELP = `usage: hub run --cloud URL --data DIR [--enroll TOKEN] [--printer URI]...
+export function runHelp(command: HubCommand): string {
+  return `usage: ${command} run --cloud URL --data DIR [--enroll TOKEN] [--printer URI]...
 
 Runs the hub: enrols with --enroll on the first run (without it, and without an identity, it pairs: it logs a
 pairing code to type on an onboarding page), then connects to the cloud and prints its jobs. While the
@@ -49,11 +63,16 @@ ${PRINTER_URIS}
 
 ${ENVIRONMENT}
 `
+}
 
-export const HELP = `usage: hub COMMAND [OPTIONS]   (npm run -s hub -- COMMAND ...)
+export function help(command: HubCommand): string {
+  const run = runHelp(command)
+  const npm = command === 'hub' ? '   (npm run -s hub -- COMMAND ...)' : ''
+  return `usage: ${command} COMMAND [OPTIONS]${npm}
 
 commands:
-  run                              run the hub (hub run --help for its options)
+  run                              run the hub (${command} run --help for its options)
   help                             this help
 
-${RUN_HELP.slice(RUN_HELP.indexOf('options:'))}`
+${run.slice(run.indexOf('options:'))}`
+}

@@ -4,6 +4,7 @@ import { mkdir, rename, rm } from 'node:fs/promises'
 import path from 'node:path'
 import { Readable } from 'node:stream'
 import { pipeline } from 'node:stream/promises'
+import { architectureNamed } from '../../ota/architectures.ts'
 import { type Catalog, CatalogError, type Installer, verifyCatalog } from '../../ota/catalog.ts'
 import type { UPDATE_FAILURES } from '../../protocol/hub-messages.ts'
 
@@ -23,7 +24,7 @@ const MAX_CATALOG_BYTES = 1 << 20
 
 /** Debian's name for this machine's architecture, as the catalog lists installers. */
 export function installerArchitecture(arch: string = process.arch): string {
-  return arch === 'x64' ? 'amd64' : arch
+  return architectureNamed(arch) ?? arch
 }
 
 /**

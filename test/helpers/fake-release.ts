@@ -1,10 +1,11 @@
 import { createHash, generateKeyPairSync, randomBytes } from 'node:crypto'
 import { mkdirSync, writeFileSync } from 'node:fs'
 import path from 'node:path'
+import type { Architecture } from '../../ota/architectures.ts'
 import { publishRelease } from '../../ota/publish.ts'
 
 export interface FakeInstaller {
-  arch: 'amd64' | 'arm64'
+  arch: Architecture
   size: number
 }
 
@@ -41,7 +42,7 @@ export function writeFakeBuild(
   const manifest = {
     version,
     built_at: new Date().toISOString(),
-    node_version: '20.0.0',
+    node_versions: Object.fromEntries(installers.map(({ arch }) => [arch, '20.0.0'])),
     installers: entries,
   }
   writeFileSync(path.join(dir, 'release.json'), JSON.stringify(manifest))
@@ -49,20 +50,22 @@ export function writeFakeBuild(
 }
 
 /**
- * Publishes fake builds (one arm64 installer of each format) into the data directory `dataDir()` names at
- * each call, as `ota publish` does, all signed with one fresh Ed25519 key.
+ * Publishes fake builds (one installer of each format for each architecture, arm64 unless told) into the data
+ * directory `dataDir()` names at each call, as `ota publish` does, all signed with one fresh Ed25519 key.
  */
 export function fakeReleasePublisher(
   dataDir: () => string,
-): (version: string) => ReturnType<typeof publishRelease> {
+): (version: string, architectures?: Architecture[]) => ReturnType<typeof publishRelease> {
   const privateKeyPem = generateKeyPairSync('ed25519')
     .privateKey.export({ type: 'pkcs8', format: 'pem' })
     .toString()
-  return (version) =>
+  return (version, architectures = ['arm64']) =>
     publishRelease({
-      fromDir: writeFakeBuild(path.join(dataDir(), `build-${version}`), version, [
-        { arch: 'arm64', size: 100 },
-      ]),
+      fromDir: writeFakeBuild(
+        path.join(dataDir(), `build-${version}`),
+        version,
+        architectures.map((arch) => ({ arch, size: 100 })),
+      ),
       dataDir: dataDir(),
       privateKeyPem,
     })

@@ -109,6 +109,8 @@ describe('the Debian package', () => {
   it('dpkg-deb --contents: exactly the expected files outside node_modules, owned by root', () => {
     const listing = dpkgDeb('--contents', path.join(outDir, DEB)).trim().split('\n')
     for (const line of listing) expect(line, line).toMatch(/^[-dl][-rwx]{9} root\/root /)
+    // Shared objects are not executable (Debian policy §8.1): the addons are 0644.
+    for (const line of listing.filter((l) => l.endsWith('.node'))) expect(line, line).toMatch(/^-rw-r--r-- /)
     const paths = pathsOf(listing.map((line) => line.split(/\s+/).slice(5).join(' ')))
     // dpkg-deb writes symlinks after the other files: compared in name order.
     expect(paths.filter((p) => !p.startsWith(`${RELEASE}/node_modules/`)).sort()).toEqual(
@@ -145,6 +147,17 @@ describe('the Debian package', () => {
         'usr',
         'usr/bin',
         'usr/bin/print-hub',
+        'usr/share',
+        'usr/share/doc',
+        'usr/share/doc/print-hub',
+        'usr/share/doc/print-hub/changelog.gz',
+        'usr/share/doc/print-hub/copyright',
+        'usr/share/lintian',
+        'usr/share/lintian/overrides',
+        'usr/share/lintian/overrides/print-hub',
+        'usr/share/man',
+        'usr/share/man/man8',
+        'usr/share/man/man8/print-hub.8.gz',
       ].sort(),
     )
     // `current` is a relative symlink to the release, so that a self-update can flip it (rename over it).
@@ -152,17 +165,18 @@ describe('the Debian package', () => {
       new RegExp(`^l.* ./opt/print-hub/current -> releases/${VERSION.replaceAll('.', '\\.')}$`),
     )
     const modules = paths.filter((p) => p.startsWith(`${RELEASE}/node_modules/`))
-    // The native addons, built for this architecture, and nothing built for another or left from building.
+    // The native addons, compiled for this architecture by ota build, and no other binary: no prebuilds of the
+    // npm packages (for this platform or another) and nothing left from building.
     const addons = modules.filter((p) => p.endsWith('.node'))
-    expect(addons).toEqual(
-      expect.arrayContaining([
+    expect(addons.sort()).toEqual(
+      [
         `${RELEASE}/node_modules/better-sqlite3/build/Release/better_sqlite3.node`,
         `${RELEASE}/node_modules/ghostscript4js/build/Release/ghostscript4js.node`,
-        `${RELEASE}/node_modules/usb/prebuilds/linux-${process.arch}/node.napi.glibc.node`,
-        `${RELEASE}/node_modules/@serialport/bindings-cpp/prebuilds/linux-${process.arch}/@serialport+bindings-cpp.glibc.node`,
-      ]),
+        `${RELEASE}/node_modules/usb/build/Release/usb_bindings.node`,
+        `${RELEASE}/node_modules/@serialport/bindings-cpp/build/Release/bindings.node`,
+      ].sort(),
     )
-    expect(addons.filter((p) => /prebuilds\/(?!linux-(x64|arm64)\/)/.test(p))).toEqual([])
+    expect(modules.filter((p) => p.includes('/prebuilds'))).toEqual([])
     expect(modules.filter((p) => /\.(cc|cpp|c|h|o|a)$|\/obj(\.target)?\//.test(p))).toEqual([])
     expect(modules.some((p) => p.includes('node_modules/tsx/') || p.includes('node_modules/esbuild/'))).toBe(
       false,
@@ -201,17 +215,26 @@ describe('the Debian package', () => {
     const postinst = readFileSync(path.join(dir, 'postinst'), 'utf8')
     expect(postinst).toContain('adduser --system --group --home /var/lib/print-hub')
     expect(postinst).toContain('for group in lp dialout')
-    expect(postinst).toContain('systemctl enable print-hub.service')
+    // The service as debhelper's dh_installsystemd would handle it: enabled, started, restarted on upgrade.
+    expect(postinst).toContain("deb-systemd-helper enable 'print-hub.service'")
+    expect(postinst).toContain('deb-systemd-invoke $_dh_action')
+    const prerm = readFileSync(path.join(dir, 'prerm'), 'utf8')
+    expect(prerm).toContain("deb-systemd-invoke stop 'print-hub.service'")
     const postrm = readFileSync(path.join(dir, 'postrm'), 'utf8')
+    expect(postrm).toContain("deb-systemd-helper purge 'print-hub.service'")
     const purge = postrm.slice(postrm.indexOf('purge)'))
     expect(purge).toContain('rm -rf /var/lib/print-hub')
     expect(postrm.slice(0, postrm.indexOf('purge)'))).not.toContain('/var/lib/print-hub\n')
-    expect(readFileSync(path.join(dir, 'prerm'), 'utf8')).not.toContain('rm ')
+    expect(prerm).not.toContain('rm ')
     for (const script of ['postinst', 'prerm', 'postrm']) {
       expect(statSync(path.join(dir, script)).mode & 0o777, script).toBe(0o755)
       execFileSync('sh', ['-n', path.join(dir, script)])
     }
     expect(readFileSync(path.join(dir, 'conffiles'), 'utf8')).toBe('/etc/default/print-hub\n')
+    // dpkg --verify checks every installed file but the conffiles against DEBIAN/md5sums.
+    const md5sums = readFileSync(path.join(dir, 'md5sums'), 'utf8')
+    expect(md5sums).toMatch(new RegExp(`^[0-9a-f]{32}  ${RELEASE}/runtime/bin/node$`, 'm'))
+    expect(md5sums).not.toContain('etc/default/print-hub')
   })
 
   it('the tarball holds the same tree', () => {

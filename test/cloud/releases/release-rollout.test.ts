@@ -9,10 +9,15 @@ import type { HubPayload, HubUpdate } from '../../../protocol/hub-messages.ts'
 import { fakeReleasePublisher } from '../../helpers/fake-release.ts'
 import { tempDir } from '../../helpers/temp-dir.ts'
 
-const state = (version: string, update?: HubUpdate, updatable = true): HubPayload<'state'> => ({
+const state = (
+  version: string,
+  update?: HubUpdate,
+  updatable = true,
+  arch = 'arm64',
+): HubPayload<'state'> => ({
   v: 1,
   agent_version: version,
-  host: { hostname: 'pi', platform: 'linux', arch: 'arm64' },
+  host: { hostname: 'pi', platform: 'linux', arch },
   printers: [],
   ...(update && { update }),
   ...(updatable && { updatable }),
@@ -116,6 +121,21 @@ describe('release roll-out: what a hub is told after its state report (real SQLi
     await publish('1.1.0')
     await report(hubId, state('1.0.0', undefined, false))
     expect(told()).toEqual([])
+  })
+
+  it('a hub is told only a release with a tarball for its architecture (its host.arch, Node’s name)', async () => {
+    await publish('1.0.0', ['amd64', 'arm64', 'armhf'])
+    await publish('1.1.0', ['amd64'])
+    await report(hubId, state('1.0.0'))
+    expect(told()).toEqual([])
+    await publish('1.2.0', ['arm64', 'armhf'])
+    await report(hubId, state('1.0.0', undefined, true, 'arm'))
+    await report(hubId, state('1.0.0', undefined, true, 'riscv64'))
+    expect(told()).toEqual([{ v: 1, command: 'run_release', version: '1.2.0' }])
+    // A pin on a release without its architecture is not sent either.
+    await storage.releasePins.pinHub(hubId, '1.1.0')
+    await report(hubId, state('1.2.0', undefined, true, 'arm'))
+    expect(told()).toHaveLength(1)
   })
 
   it('an unknown hub is ignored', async () => {

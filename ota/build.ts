@@ -20,7 +20,14 @@ import { buildAddons, STRIP_ARGUMENTS } from './addons.ts'
 import { type Architecture, architectureOf, TARGETS, type TargetArchitecture } from './architectures.ts'
 import { bundleHub, EXTERNAL_PACKAGES } from './bundle.ts'
 import { type Installer, RELEASE_VERSION } from './catalog.ts'
-import { buildDeb, installedSizeKb, stageControl, stageDebianFiles, stageSystemFiles } from './debian.ts'
+import {
+  buildDeb,
+  DEPENDS,
+  installedSizeKb,
+  stageControl,
+  stageDebianFiles,
+  stageSystemFiles,
+} from './debian.ts'
 import { copyRuntimeDependencies } from './dependencies.ts'
 import { cacheDir, nodeRuntime } from './runtime.ts'
 
@@ -183,6 +190,7 @@ async function buildArchitecture(
     architecture,
     installedSizeKb: installedSizeKb(stage, tree),
     nodeVersion: runtime.version,
+    depends: [...DEPENDS, ...target.runtimeDepends],
   })
   // dpkg-deb and tar read the same tree at once (two cores); tar does not read DEBIAN/.
   buildDeb(stage, path.join(outDir, debName), env)

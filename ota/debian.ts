@@ -31,9 +31,18 @@ export const CONFFILES = ['/etc/default/print-hub']
 /**
  * What the package needs from the system. The Node.js runtime is carried (ota/runtime.ts), so not nodejs:
  * Debian 12's is 18. Ghostscript's library for the render worker (ghostscript4js links libgs.so.10) and the
- * `gs` program, libudev for the USB addon, the C++ runtime of the addons, adduser for the postinst.
+ * `gs` program, libudev for the USB addon, the C++ runtime of the addons, adduser for the postinst; and what
+ * the carried runtime of an architecture links beyond that (ota/architectures.ts, `runtimeDepends`).
  */
-export const DEPENDS = 'adduser, ghostscript, libgs10, libudev1, libstdc++6, libgcc-s1, libc6 (>= 2.36)'
+export const DEPENDS = [
+  'adduser',
+  'ghostscript',
+  'libgs10',
+  'libudev1',
+  'libstdc++6',
+  'libgcc-s1',
+  'libc6 (>= 2.36)',
+]
 
 /** Copies the unit, the udev rules and the settings file into the staged root. */
 export function stageSystemFiles(repoRoot: string, stage: string): void {
@@ -49,7 +58,13 @@ export function stageSystemFiles(repoRoot: string, stage: string): void {
 export function stageControl(
   repoRoot: string,
   stage: string,
-  fields: { version: string; architecture: string; installedSizeKb: number; nodeVersion: string },
+  fields: {
+    version: string
+    architecture: string
+    installedSizeKb: number
+    nodeVersion: string
+    depends: readonly string[]
+  },
 ): void {
   const debian = path.join(stage, 'DEBIAN')
   mkdirSync(debian, { recursive: true, mode: 0o755 })
@@ -59,7 +74,7 @@ export function stageControl(
     `Architecture: ${fields.architecture}`,
     'Maintainer: Print Hub releases <releases@print-hub.invalid>',
     `Installed-Size: ${fields.installedSizeKb}`,
-    `Depends: ${DEPENDS}`,
+    `Depends: ${fields.depends.join(', ')}`,
     'Section: misc',
     'Priority: optional',
     // At most 80 characters a line (Debian policy §5.6.13).

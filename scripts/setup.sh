@@ -10,8 +10,8 @@ cd "$(dirname "$0")/.."
 # with "cannot find .../libgs.so".
 apt_packages=(ghostscript libgs-dev openssl socat python3 make g++ cups-ipp-utils dbus-daemon redis-server mosquitto postgresql chromium) # cups-ipp-utils, dbus-daemon: ippeveprinter, ipptool and a private D-Bus for the IPP printer tests; redis-server, mosquitto: test peers; postgresql: DATABASE_URL and the storage tests on both engines; chromium: the onboarding page's browser test (playwright-core drives it)
 # Hub packages for the Raspberry Pi (`ota build --arch arm64|armhf`, ota/addons.ts): Debian's cross toolchains
-# compile the native addons; lintian checks every package; qemu-user-static and debootstrap run the arm64
-# package in an emulated Debian root (test/ota/arm64-package.test.ts).
+# compile the native addons; lintian checks every package; qemu-user-static and debootstrap run the ARM
+# packages in emulated Debian roots (test/ota/arm-package.test.ts).
 apt_packages+=(crossbuild-essential-arm64 crossbuild-essential-armhf binutils-x86-64-linux-gnu lintian qemu-user-static debootstrap)
 missing=()
 for pkg in "${apt_packages[@]}"; do

@@ -13,6 +13,7 @@ import {
 } from 'node:fs'
 import { tmpdir } from 'node:os'
 import path from 'node:path'
+import { type Architecture, architectureNamed } from '../../ota/architectures.ts'
 import { cacheDir } from '../../ota/runtime.ts'
 
 /**
@@ -26,7 +27,7 @@ import { cacheDir } from '../../ota/runtime.ts'
  * table never sees them, and they vanish with that namespace when close() ends its processes, or when this
  * process dies (the holder reads its stdin to EOF; what runs inside gets SIGKILL when its parent dies).
  */
-export type DebianArch = 'amd64' | 'arm64' | 'armhf'
+export type DebianArch = Architecture
 
 export interface DebianRootOptions {
   suite: string
@@ -104,7 +105,6 @@ const MIRROR = 'http://deb.debian.org/debian'
 const SYSTEM_PATH = '/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin'
 /** Debian's name of an architecture → the binfmt_misc entry that runs it (qemu-user-static's). */
 const BINFMT: Record<DebianArch, string> = { amd64: 'qemu-x86_64', arm64: 'qemu-aarch64', armhf: 'qemu-arm' }
-const HOST_ARCH: Partial<Record<string, DebianArch>> = { x64: 'amd64', arm64: 'arm64', arm: 'armhf' }
 const BINFMT_DIR = '/proc/sys/fs/binfmt_misc'
 const HOST_TOOLS = [
   'debootstrap',
@@ -141,7 +141,7 @@ export function available(arch: DebianArch): { ok: true } | { ok: false; reason:
   if (process.platform !== 'linux') return { ok: false, reason: 'needs Linux' }
   if (process.getuid?.() !== 0) return { ok: false, reason: 'needs root (debootstrap, mounts, chroot)' }
   for (const name of HOST_TOOLS) if (!which(name)) return { ok: false, reason: `${name} is not installed` }
-  if (HOST_ARCH[process.arch] === arch) return { ok: true }
+  if (architectureNamed(process.arch) === arch) return { ok: true }
   const entry = BINFMT[arch]
   const conf = `/usr/lib/binfmt.d/${entry}.conf`
   if (!existsSync(conf) || !which(`${entry}-static`))

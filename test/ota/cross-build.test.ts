@@ -17,7 +17,7 @@ import { startUnpackedHub } from './unpacked-hub.ts'
 // `ota build --arch arm64,armhf` on this x86-64 machine, once for the file: the native addons cross-compiled
 // with Debian's toolchains against each carried runtime's headers (about 1 min an architecture the first time,
 // then from the cache), each package checked file by file for binaries of its own architecture only.
-// test/ota/arm64-package.test.ts runs the arm64 package on ARM under emulation.
+// test/ota/arm-package.test.ts runs the arm64 and armhf packages on ARM under emulation.
 
 const VERSION = '1.5.0'
 const CROSS: Architecture[] = ['arm64', 'armhf']
@@ -202,7 +202,7 @@ describe('ota build --arch on an x86-64 machine', () => {
 
   it('the hub bundle prints on Node.js 20.11.0, the runtime the armhf package carries (here its x64 build)', async () => {
     // The JavaScript is the same on every architecture; what 20.11 lacks of later 20.x it lacks on armhf too.
-    // test/ota/arm64-package.test.ts runs packages on ARM itself.
+    // test/ota/arm-package.test.ts runs the armhf package on ARM itself.
     const root = path.join(work, 'root-amd64')
     execFileSync('dpkg-deb', ['-x', path.join(outDir, `print-hub_${VERSION}_amd64.deb`), root])
     const runtime = nodeRuntime(cacheDir(), {

@@ -17,6 +17,8 @@ export interface Supervised {
   /** The process of the latest run. */
   current(): ChildProcess
   runs(): number
+  /** Every JSON log line of every run so far. */
+  lines(): LogLine[]
   /** Exit codes (null: a signal) of the runs that ended, in order. */
   exits(): (number | null)[]
   /** Resolves with the first JSON log line, of any run so far or to come, for which `match` holds. */
@@ -33,7 +35,13 @@ export interface Supervised {
 export function supervise(
   command: string,
   args: string[],
-  options: { env: NodeJS.ProcessEnv; cwd: string; restartDelayMs?: number },
+  options: {
+    env?: NodeJS.ProcessEnv
+    cwd?: string
+    restartDelayMs?: number
+    /** Starts one run instead of child_process.spawn (with its `env` and `cwd`): its stdout and stderr piped. */
+    spawn?: (command: string, args: string[]) => ChildProcess
+  },
 ): Supervised {
   const events = new EventEmitter()
   const lines: LogLine[] = []
@@ -47,7 +55,9 @@ export function supervise(
   const start = () => {
     run++
     const thisRun = run
-    child = spawn(command, args, { cwd: options.cwd, env: options.env, stdio: ['ignore', 'pipe', 'pipe'] })
+    child =
+      options.spawn?.(command, args) ??
+      spawn(command, args, { cwd: options.cwd, env: options.env, stdio: ['ignore', 'pipe', 'pipe'] })
     let buffered = ''
     child.stdout?.on('data', (chunk: Buffer) => {
       buffered += chunk.toString('utf8')
@@ -79,6 +89,7 @@ export function supervise(
   return {
     current: () => child,
     runs: () => run,
+    lines: () => [...lines],
     exits: () => [...exits],
     stderr: () => stderr,
     waitForLine(match) {

@@ -47,7 +47,9 @@ describe('the programs explain themselves', () => {
   it('ota --help lists its commands; a missing option is a usage error (exit 2)', () => {
     const help = runCli('ota/cli.ts', ['--help'], {})
     expect(help.status).toBe(0)
-    expect(help.stdout.split('\n')[0]).toBe('usage: ota build --version X.Y.Z --out DIR')
+    expect(help.stdout.split('\n')[0]).toBe(
+      'usage: ota build --version X.Y.Z --out DIR [--arch ARCH[,ARCH…]]',
+    )
     const usage = runCli('ota/cli.ts', ['build', '--version', '1.0.0'], {})
     expect(usage).toMatchObject({ status: 2, stdout: '' })
     expect(usage.stderr.split('\n')[0]).toBe('ota: --out is required')

@@ -1,4 +1,4 @@
-import { chmodSync, copyFileSync, cpSync, existsSync, mkdirSync, readFileSync, realpathSync } from 'node:fs'
+import { copyFileSync, cpSync, existsSync, mkdirSync, readFileSync, realpathSync } from 'node:fs'
 import path from 'node:path'
 
 /**
@@ -114,7 +114,6 @@ export function copyRuntimeDependencies(
     const target = path.join(nodeModules, name, 'build/Release', `${addon.target}.node`)
     mkdirSync(path.dirname(target), { recursive: true })
     copyFileSync(addon.file, target)
-    chmodSync(target, 0o644)
   }
   return dirs.length
 }

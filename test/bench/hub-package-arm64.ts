@@ -6,6 +6,7 @@ import { newTempDir, setUpAccount, startCloudProcess, stopAll } from '../e2e/har
 import { exitOf, hasExited, ROOT, runCli, waitForLogLine } from '../helpers/cli.ts'
 import { available, type BootedRoot, bootRoot, debianRoot } from '../helpers/debian-root.ts'
 import { otaBuild } from '../ota/ota-build.ts'
+import { commandLine, serviceSettings } from '../ota/systemd-unit.ts'
 import { startPrinterSimulator } from '../simulators/printer-simulator.ts'
 import { PRODUCTION_HUB_ENV } from './hub-env.ts'
 import { childrenOf, printerOnline } from './hub-footprint.ts'
@@ -313,37 +314,6 @@ async function measure(platform: Platform, api: ApiClient): Promise<Figures> {
   } finally {
     await stop(hub)
   }
-}
-
-/** The [Service] section of a unit file: each setting's values, in order. */
-function serviceSettings(unit: string): Map<string, string[]> {
-  const settings = new Map<string, string[]>()
-  let section = ''
-  for (const raw of unit.split('\n')) {
-    const line = raw.trim()
-    if (line === '' || line.startsWith('#') || line.startsWith(';')) continue
-    if (line.startsWith('[')) section = line
-    else if (section === '[Service]' && line.includes('=')) {
-      const key = line.slice(0, line.indexOf('='))
-      settings.set(key, [...(settings.get(key) ?? []), line.slice(line.indexOf('=') + 1)])
-    }
-  }
-  return settings
-}
-
-/**
- * ExecStart= as systemd expands it (systemd.service(5)), for the unquoted line the unit has: `${VAR}` replaced
- * within its word, a word `$VAR` by the value's own words.
- */
-function commandLine(line: string, env: Record<string, string>): string[] {
-  return line
-    .split(/\s+/)
-    .filter(Boolean)
-    .flatMap((word) => {
-      const whole = /^\$([A-Za-z_]\w*)$/.exec(word)
-      if (whole) return (env[whole[1]!] ?? '').split(/\s+/).filter(Boolean)
-      return [word.replace(/\$\{([A-Za-z_]\w*)\}/g, (_, name: string) => env[name] ?? '')]
-    })
 }
 
 export async function benchHubPackageArm64(): Promise<void> {

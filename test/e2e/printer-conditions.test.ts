@@ -143,6 +143,11 @@ describe('jobs left pending too long', { timeout: 60_000 }, () => {
     })
     const printer_id = (await api.waitForPrinters(1))[0]!.printer_id
     await hub.stop()
+    // Created once the cloud has the hub offline: a job offered to a hub that has just gone waits for that hub
+    // to say whether it started (docs/job-lifecycle.md), and a loaded machine can record the hub's going late.
+    await expect
+      .poll(async () => (await api.printers()).map((p) => p.online), { timeout: 20_000 })
+      .toEqual([false])
     const job = await api.printRaw(printer_id, RECEIPT, 'escpos')
     const done = await api.waitForJob(job.print_job_id, ['failed'], 40_000)
     expect(done).toMatchObject({ status: 'failed', failure_reason: 'expired' })

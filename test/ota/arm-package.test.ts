@@ -402,6 +402,7 @@ describe.skipIf(offered.length === 0)('the ARM packages in Debian 12 roots under
         '--max-semi-space-size=1',
         '--optimize-for-size',
         '--single-threaded',
+        '--liftoff-only',
         '/opt/print-hub/current/lib/hub.mjs',
         ...argv.slice(1),
       ])

@@ -84,7 +84,7 @@ export async function buildApp(deps: AppDependencies): Promise<FastifyInstance> 
     // here with the same body and X-Request-Id.
     frameworkErrors: (error, request, reply) => {
       reply.header('x-request-id', request.id)
-      return sendError(reply, toApiError(error))
+      return sendError(reply, toApiError(error, request))
     },
   })
   app.setValidatorCompiler(createValidatorCompiler())
@@ -106,7 +106,8 @@ export async function buildApp(deps: AppDependencies): Promise<FastifyInstance> 
   app.addHook('onResponse', async () => {
     if (closing) setImmediate(() => app.server.closeIdleConnections())
   })
-  // JSON endpoints take JSON only: a text/plain body is a 415, not a string that fails validation.
+  // JSON endpoints take JSON only: a text/plain body is a 400 unsupported_content_type, not a string that fails
+  // validation.
   app.removeContentTypeParser('text/plain')
 
   await app.register(requestIdPlugin)
@@ -156,7 +157,10 @@ export async function buildApp(deps: AppDependencies): Promise<FastifyInstance> 
     ...deps.fetchSeams,
   }
 
-  await app.register(agentDownloadRoutes, { releasesDir: `${config.dataDir}/releases` })
+  await app.register(agentDownloadRoutes, {
+    releasesDir: `${config.dataDir}/releases`,
+    servedCatalogs: storage.servedCatalogs,
+  })
   await app.register(healthRoutes, {
     checks: { database: () => storage.ping(), ...(deps.brokerReady && { broker: deps.brokerReady }) },
     ...(quotaStore && { degraded: { redis: () => quotaStore.reachable() } }),

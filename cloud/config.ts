@@ -203,7 +203,7 @@ export const CloudConfigSchema = Type.Object({
     env: 'MQTT_CLIENT_ID',
     default: '',
     description:
-      'with MQTT_URL: this node’s MQTT client id, stable across its restarts and unique among the nodes; default cloud-<hostname>-<PORT>',
+      'with MQTT_URL: this node’s MQTT client id, unique among the nodes running at once (nothing is kept under it once the node has gone, so it need not be reused); default cloud-<hostname>-<PORT>-<random>',
   }),
   hubKeepaliveSeconds: int('HUB_KEEPALIVE_SECONDS', 1, 3600, 30, 'a lost hub is noticed within this'),
   mqttConnectTimeoutMs: int(
@@ -227,6 +227,13 @@ export const CloudConfigSchema = Type.Object({
     100000,
     512,
     'MQTT connections not authenticated yet; beyond it new ones are closed at once',
+  ),
+  mqttMaxConnections: int(
+    'MQTT_MAX_CONNECTIONS',
+    1,
+    1000000,
+    20000,
+    'with MQTT_URL: hub connections the broker holds at once, pending ones included (`cloud mosquitto-config` writes it into the hubs’ front and Mosquitto)',
   ),
   pendingJobExpirySeconds: int(
     'PENDING_JOB_EXPIRY_SECONDS',

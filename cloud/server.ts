@@ -28,8 +28,8 @@ export interface RunningCloud {
   dispatcher: Dispatcher
   apiUrl: string
   /**
-   * Stops taking requests, lets in-flight ones finish, waits for the hub messages being handled, then closes
-   * the broker and the database, and releases DATA_DIR.
+   * Stops taking requests, lets in-flight ones finish, stops taking hub messages and waits for those being
+   * handled, then closes the broker and the database, and releases DATA_DIR.
    */
   close(): Promise<void>
 }
@@ -115,7 +115,7 @@ export async function startCloud(
     const rollout = new ReleaseRollout({
       storage,
       bus: broker.bus,
-      catalog: new ReleaseCatalog(path.join(config.dataDir, 'releases')),
+      catalog: new ReleaseCatalog(path.join(config.dataDir, 'releases'), storage.servedCatalogs),
       logger: logger.child({ name: 'releases' }),
     })
     const dispatcher = new Dispatcher({
@@ -130,6 +130,14 @@ export async function startCloud(
     hubMessagesHandled = () => dispatcher.handled()
     await dispatcher.start()
     cleanups.push(() => dispatcher.stop())
+    // Stopping, a node first leaves the hubs' shared subscriptions (MQTT_URL), so that the other nodes take
+    // the hubs' messages from then on, and handles every message that had already come, those waiting for a
+    // turn included (dispatcher.stop ends the running ones and starts no other).
+    cleanups.push(async () => {
+      if (!broker.leave) return
+      await broker.leave()
+      await dispatcher.handled()
+    })
     const silentJobs = new SilentJobs({
       storage,
       bus: broker.bus,

@@ -12,7 +12,7 @@ import type { AnyPrinterSpec } from './printers/ipp-printer-uri.ts'
 import type { TransportSpec } from './printers/printer-spec.ts'
 import { PrinterRegistry } from './printers/registry.ts'
 import { RenderPool } from './render/render-pool.ts'
-import { type AgentCommand, MqttSession } from './session/mqtt-session.ts'
+import { type AgentCommand, MqttSession, PRESENCE_CONFIRM_MS } from './session/mqtt-session.ts'
 import type { Transport } from './transports/transport.ts'
 
 export const AGENT_VERSION = '0.1.0'
@@ -28,6 +28,8 @@ export interface AgentTimings {
   recheckMs: number
   /** Ghostscript's time to render one PDF (docs/pdf-printing.md). */
   renderDeadlineMs: number
+  /** How long the hub waits for the cloud to confirm its presence before announcing itself again. */
+  presenceConfirmMs: number
 }
 
 export const DEFAULT_TIMINGS: AgentTimings = {
@@ -37,6 +39,7 @@ export const DEFAULT_TIMINGS: AgentTimings = {
   unreachableTimeoutMs: 5 * 60_000,
   recheckMs: 5_000,
   renderDeadlineMs: 60_000,
+  presenceConfirmMs: PRESENCE_CONFIRM_MS,
 }
 
 export interface AgentOptions {
@@ -116,6 +119,7 @@ export class HubAgent {
       onOffer: (offer) => this.#offer(offer),
       onCommand: (command) => this.#command(command),
       lookUpBroker: async () => (await this.#cloud.connection()).mqtt_url,
+      presenceConfirmMs: this.#t.presenceConfirmMs,
     })
   }
 

@@ -1,5 +1,6 @@
 import { mkdirSync } from 'node:fs'
 import { hostname } from 'node:os'
+import path from 'node:path'
 import { parseArgs } from 'node:util'
 import { AGENT_VERSION, type AgentTimings, HubAgent } from './agent.ts'
 import { help, hubCommand, runHelp, usage } from './cli/usage.ts'
@@ -21,6 +22,7 @@ import {
 import { PrinterUriError, parsePrinterUri, printerUriOf } from './printers/printer-uri.ts'
 import { Backoff } from './session/backoff.ts'
 import { createTransport } from './transports/open-transport.ts'
+import { CATALOG_RECORD_FILE } from './update/catalog-freshness.ts'
 import { HubUpdater } from './update/hub-updater.ts'
 import { InstallLayout } from './update/install-layout.ts'
 
@@ -46,6 +48,7 @@ function timingsFromEnv(env: NodeJS.ProcessEnv): Partial<AgentTimings> {
     unreachableTimeoutMs: 'HUB_UNREACHABLE_TIMEOUT_MS',
     recheckMs: 'HUB_RECHECK_MS',
     renderDeadlineMs: 'HUB_RENDER_DEADLINE_MS',
+    presenceConfirmMs: 'HUB_PRESENCE_CONFIRM_MS',
   }
   const timings: Partial<AgentTimings> = {}
   for (const [key, name] of Object.entries(names) as [keyof AgentTimings, string][]) {
@@ -163,6 +166,7 @@ async function run(args: string[]): Promise<void> {
     layout: InstallLayout.fromEnv(process.env),
     running: AGENT_VERSION,
     cloudUrl,
+    catalogRecordFile: path.join(values.data, CATALOG_RECORD_FILE),
     trialMs,
     logger: logger.child({ name: 'update' }),
     async restartInto(flip) {

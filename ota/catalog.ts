@@ -5,13 +5,15 @@ import { RELEASE_VERSION_PATTERN } from '../protocol/hub-messages.ts'
 import { ARCHITECTURES } from './architectures.ts'
 
 /**
- * The release catalog: which hub release is current and the installers of every published release, signed
- * with the release key (Ed25519, RFC 8032). Written by `ota publish`, served byte for byte by the cloud at
- * GET /agent-download-api/v1/releases, verified by the cloud before it serves it and by hubs and installers
- * with the public half that ships in every hub package (share/release-key.pem).
+ * The release catalog: which hub release is current and the installers of every release a hub may run,
+ * signed with the release key (Ed25519, RFC 8032). Written by `ota publish`, `ota withdraw` and `ota resign`,
+ * served byte for byte by the cloud at GET /agent-download-api/v1/releases, verified by the cloud before it
+ * serves it and by hubs and installers with the public half that ships in every hub package
+ * (share/release-key.pem). Its serial, expiry, floor and withdrawn releases let hubs refuse an older or
+ * stale catalog (docs/hub-updates.md: Rollback, freeze and the other attacks).
  *
  * The signature covers the exact bytes of the catalog text, so anyone can check it with `openssl pkeyutl
- * -verify -rawin` (README: Install a hub from a release); no canonical JSON is involved.
+ * -verify -rawin` (docs/releases.md); no canonical JSON is involved.
  */
 
 /** A file name the catalog may name: no path, no dot segment, nothing a shell or a URL would mangle. */
@@ -44,13 +46,43 @@ export const Release = Type.Object(
 )
 export type Release = Static<typeof Release>
 
+// catalog_version stays 1 with the fields below: hubs released before them refuse any other format, and
+// ignore fields they do not know. They are optional only so that the cloud can still serve a catalog signed
+// before them; hubs refuse one without a serial and an expiry (hub/update/catalog-freshness.ts).
 export const Catalog = Type.Object(
   {
     catalog_version: Type.Integer({ minimum: 1, description: 'The format of the catalog: 1.' }),
-    published_at: Type.String({ format: 'date-time' }),
+    serial: Type.Optional(
+      Type.Integer({
+        minimum: 1,
+        description:
+          'One higher at each signing. A hub keeps the highest it has verified and refuses a lower one; the cloud refuses to serve a lower one than it served.',
+      }),
+    ),
+    published_at: Type.String({ format: 'date-time', description: 'When the catalog was signed.' }),
+    expires_at: Type.Optional(
+      Type.String({
+        format: 'date-time',
+        description: 'Hubs refuse the catalog from then on: it must be re-signed before (ota resign).',
+      }),
+    ),
     key_id: Type.String({ description: 'The release key: the first 16 hex digits of SHA-256 of its DER.' }),
+    floor: Type.Optional(
+      Type.String({
+        pattern: RELEASE_VERSION.source,
+        description: 'The oldest version a hub may run; no release below it is listed.',
+      }),
+    ),
+    withdrawn: Type.Optional(
+      Type.Array(Type.String({ pattern: RELEASE_VERSION.source }), {
+        description: 'Versions withdrawn by the release key: never listed again, never to be run.',
+      }),
+    ),
     current: Release,
-    releases: Type.Array(Release, { description: 'Every published release, newest first.' }),
+    releases: Type.Array(Release, {
+      description:
+        'Every release a hub may run (published, not withdrawn, not below the floor), newest first.',
+    }),
   },
   { title: 'AgentReleaseCatalog' },
 )
@@ -116,6 +148,13 @@ export function verifyCatalog(signed: SignedCatalog, publicKey: KeyObject): Cata
   if (new Set(names).size !== names.length) throw new CatalogError('the catalog names an installer twice')
   if (!parsed.releases.some((r) => r.version === parsed.current.version))
     throw new CatalogError('the current release is not among the releases')
+  const { floor, withdrawn = [] } = parsed
+  for (const { version } of parsed.releases) {
+    if (floor !== undefined && compareVersions(version, floor) < 0)
+      throw new CatalogError(`the catalog lists release ${version} below its floor ${floor}`)
+    if (withdrawn.includes(version))
+      throw new CatalogError(`the catalog lists release ${version}, which it withdraws`)
+  }
   if (parsed.key_id !== keyIdOf(publicKey)) throw new CatalogError('the catalog names another release key')
   return parsed
 }
@@ -144,10 +183,13 @@ export const RELEASE_KEY_FILE = 'release-key.pem'
 export const installerPath = (releasesDir: string, version: string, filename: string) =>
   `${releasesDir}/${version}/${filename}`
 
-/** Orders versions X.Y.Z newest first. */
-export function compareVersionsDescending(a: string, b: string): number {
+/** Orders versions X.Y.Z oldest first: negative when `a` is older than `b`. */
+export function compareVersions(a: string, b: string): number {
   const pa = a.split('.').map(Number)
   const pb = b.split('.').map(Number)
-  for (let i = 0; i < 3; i++) if (pa[i] !== pb[i]) return (pb[i] ?? 0) - (pa[i] ?? 0)
+  for (let i = 0; i < 3; i++) if (pa[i] !== pb[i]) return (pa[i] ?? 0) - (pb[i] ?? 0)
   return 0
 }
+
+/** Orders versions X.Y.Z newest first. */
+export const compareVersionsDescending = (a: string, b: string): number => compareVersions(b, a)

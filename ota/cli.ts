@@ -4,19 +4,31 @@ import path from 'node:path'
 import { parseArgs } from 'node:util'
 import { type Architecture, parseArchitectures } from './architectures.ts'
 import { buildRelease } from './build.ts'
-import { CatalogError, keyIdOf, publicKeyPem, readPrivateKey, readPublicKey } from './catalog.ts'
+import {
+  type Catalog,
+  CatalogError,
+  keyIdOf,
+  publicKeyPem,
+  RELEASE_VERSION,
+  readPrivateKey,
+  readPublicKey,
+} from './catalog.ts'
+import { DEFAULT_EXPIRY_DAYS, MAX_EXPIRY_DAYS } from './catalog-store.ts'
 import { publishRelease } from './publish.ts'
+import { resignCatalog, withdrawRelease } from './resign.ts'
 
 /**
  * The release builder's CLI (DESIGN: Stable operator interface): `build --version X.Y.Z --out DIR`,
- * `publish --from DIR` and `keygen --out DIR`. Each prints one JSON object on stdout; errors are one line on
- * stderr, exit code 2 for a usage error and 1 otherwise.
+ * `publish --from DIR`, `withdraw VERSION`, `resign` and `keygen --out DIR`. Each prints one JSON object on
+ * stdout; errors are one line on stderr, exit code 2 for a usage error and 1 otherwise.
  */
 const HELP = `usage: ota build --version X.Y.Z --out DIR [--arch ARCH[,ARCH…]]
-       ota publish --from DIR [--notes TEXT | --notes-file FILE]
+       ota publish --from DIR [--notes TEXT | --notes-file FILE] [--expires-in DAYS]
+       ota withdraw VERSION | --below X.Y.Z [--expires-in DAYS]
+       ota resign [--expires-in DAYS] [--serial N]
        ota keygen --out DIR
 
-Builds and publishes releases of the hub (README: Install a hub from a release).
+Builds and publishes releases of the hub (docs/releases.md).
 
 commands:
   build                            build the hub's installers into DIR: print-hub_X.Y.Z_<arch>.deb and
@@ -32,11 +44,23 @@ commands:
       --public-key FILE            the release key's public half, shipped in the package (default: derived
                                    from OTA_SIGNING_KEY, or OTA_RELEASE_PUBLIC_KEY)
   publish                          add the release in DIR to the catalog of the cloud in DATA_DIR, as current,
-                                   signed with the release key → {version, key_id, releases}
+                                   signed with the release key → {version, key_id, serial, expires_at, releases}
       --from DIR                   a directory written by ota build
       --signing-key FILE           the release key (Ed25519, PKCS#8 PEM; default OTA_SIGNING_KEY); it must
                                    not lie inside DATA_DIR and is never copied
       --notes TEXT, --notes-file FILE   release notes
+      --expires-in DAYS            hubs refuse the catalog DAYS days after signing (default ${DEFAULT_EXPIRY_DAYS},
+                                   at most ${MAX_EXPIRY_DAYS}): re-sign it before then (ota resign)
+  withdraw VERSION                 take a release out of the catalog for good: hubs are never told to run it
+                                   again (pins to it are ignored) and it cannot be published again; when it
+                                   was current, the newest release left becomes current
+                                   → {current, serial, expires_at, floor, withdrawn, releases}
+      --below X.Y.Z                instead: raise the floor, withdrawing every release older than X.Y.Z
+      --signing-key FILE, --expires-in DAYS   as for publish
+  resign                           sign the catalog again as it is, with a higher serial and a new expiry
+                                   → {current, serial, expires_at, floor, withdrawn, releases}
+      --serial N                   the new serial (above one the cloud served: it names it when it refuses)
+      --signing-key FILE, --expires-in DAYS   as for publish
   keygen                           a new release key: DIR/release-key.pem (private, mode 0600) and
                                    DIR/release-key.pub.pem → {key_id, private_key_file, public_key_file}
       --out DIR
@@ -78,6 +102,40 @@ function isInside(file: string, dir: string): boolean {
   const relative = path.relative(real(dir), real(file))
   return relative === '' || (!relative.startsWith('..') && !path.isAbsolute(relative))
 }
+
+const SIGNING_OPTIONS = {
+  'signing-key': { type: 'string' },
+  'expires-in': { type: 'string' },
+} as const
+
+function positiveInteger(text: string, flag: string): number {
+  if (!/^[1-9][0-9]{0,8}$/.test(text)) throw new UsageError(`${flag} must be a positive integer`)
+  return Number(text)
+}
+
+/** The release key (never one inside DATA_DIR), DATA_DIR and the expiry, for a command that signs. */
+function signingOptions(values: { 'signing-key'?: string; 'expires-in'?: string }) {
+  const keyFile = values['signing-key'] ?? process.env.OTA_SIGNING_KEY
+  if (!keyFile) throw new UsageError('no release key: pass --signing-key FILE or set OTA_SIGNING_KEY')
+  const dataDir = path.resolve(process.env.DATA_DIR || './data')
+  if (isInside(keyFile, dataDir))
+    throw new UsageError(`the release key must not lie inside DATA_DIR (${dataDir}): keep it offline`)
+  const days = values['expires-in']
+  return {
+    dataDir,
+    privateKeyPem: readKeyFile(keyFile, '--signing-key'),
+    ...(days !== undefined && { expiresInDays: positiveInteger(days, '--expires-in') }),
+  }
+}
+
+const signedSummary = (catalog: Catalog) => ({
+  current: catalog.current.version,
+  serial: catalog.serial,
+  expires_at: catalog.expires_at,
+  floor: catalog.floor,
+  withdrawn: catalog.withdrawn,
+  releases: catalog.releases.map((r) => r.version),
+})
 
 async function main(argv: string[]): Promise<unknown> {
   const [command, ...args] = argv
@@ -126,34 +184,49 @@ async function main(argv: string[]): Promise<unknown> {
     const { values } = parseArgs({
       args,
       options: {
+        ...SIGNING_OPTIONS,
         from: { type: 'string' },
-        'signing-key': { type: 'string' },
         notes: { type: 'string' },
         'notes-file': { type: 'string' },
       },
     })
     const fromDir = path.resolve(required(values.from, '--from'))
-    const keyFile = values['signing-key'] ?? process.env.OTA_SIGNING_KEY
-    if (!keyFile) throw new UsageError('no release key: pass --signing-key FILE or set OTA_SIGNING_KEY')
-    const dataDir = path.resolve(process.env.DATA_DIR || './data')
-    if (isInside(keyFile, dataDir))
-      throw new UsageError(`the release key must not lie inside DATA_DIR (${dataDir}): keep it offline`)
+    const signing = signingOptions(values)
     if (values.notes !== undefined && values['notes-file'] !== undefined)
       throw new UsageError('pass --notes or --notes-file, not both')
     const notes =
       values['notes-file'] !== undefined ? readFileSync(values['notes-file'], 'utf8') : values.notes
-    const catalog = await publishRelease({
-      fromDir,
-      dataDir,
-      privateKeyPem: readKeyFile(keyFile, '--signing-key'),
-      ...(notes !== undefined && { notes }),
-    })
+    const catalog = await publishRelease({ ...signing, fromDir, ...(notes !== undefined && { notes }) })
     return {
       version: catalog.current.version,
       key_id: catalog.key_id,
+      serial: catalog.serial,
+      expires_at: catalog.expires_at,
       installers: catalog.current.installers.map((i) => i.filename),
       releases: catalog.releases.map((r) => r.version),
     }
+  }
+  if (command === 'withdraw') {
+    const { values, positionals } = parseArgs({
+      args,
+      allowPositionals: true,
+      options: { ...SIGNING_OPTIONS, below: { type: 'string' } },
+    })
+    const [version, ...more] = positionals
+    if ((version === undefined) === (values.below === undefined) || more.length > 0)
+      throw new UsageError('give a VERSION to withdraw, or --below X.Y.Z')
+    const named = version ?? values.below ?? ''
+    if (!RELEASE_VERSION.test(named))
+      throw new UsageError(`the version must be X.Y.Z (got ${JSON.stringify(named)})`)
+    const signing = signingOptions(values)
+    return signedSummary(
+      await withdrawRelease(version !== undefined ? { ...signing, version } : { ...signing, below: named }),
+    )
+  }
+  if (command === 'resign') {
+    const { values } = parseArgs({ args, options: { ...SIGNING_OPTIONS, serial: { type: 'string' } } })
+    const serial = values.serial === undefined ? undefined : positiveInteger(values.serial, '--serial')
+    return signedSummary(await resignCatalog({ ...signingOptions(values), ...(serial && { serial }) }))
   }
   if (command === 'keygen') {
     const { values } = parseArgs({ args, options: { out: { type: 'string' } } })
@@ -180,7 +253,9 @@ main(process.argv.slice(2)).then(
   (error: unknown) => {
     const err = error as NodeJS.ErrnoException
     if (error instanceof UsageError || err.code?.startsWith('ERR_PARSE_ARGS')) {
-      process.stderr.write(`ota: ${err.message}\nusage: ota build|publish|keygen … (ota --help)\n`)
+      process.stderr.write(
+        `ota: ${err.message}\nusage: ota build|publish|withdraw|resign|keygen … (ota --help)\n`,
+      )
       process.exit(2)
     }
     const prefix = error instanceof CatalogError ? 'ota: refused: ' : 'ota: '

@@ -1,52 +1,23 @@
-import {
-  copyFileSync,
-  existsSync,
-  mkdirSync,
-  readFileSync,
-  renameSync,
-  statSync,
-  writeFileSync,
-} from 'node:fs'
+import { copyFileSync, existsSync, mkdirSync, readFileSync, renameSync, statSync } from 'node:fs'
 import path from 'node:path'
 import { Value } from 'typebox/value'
 import { MANIFEST, type ReleaseManifest, sha256File } from './build.ts'
 import {
-  CATALOG_FILE,
   type Catalog,
   CatalogError,
-  compareVersionsDescending,
+  compareVersions,
   Installer,
   installerPath,
-  keyIdOf,
-  parseSignedCatalog,
-  publicKeyPem,
-  RELEASE_KEY_FILE,
   RELEASE_VERSION,
-  RELEASES_DIR,
   type Release,
-  readPrivateKey,
-  readPublicKey,
-  signCatalog,
-  verifyCatalog,
 } from './catalog.ts'
+import { openCatalogStore, type SigningOptions } from './catalog-store.ts'
 
-export interface PublishOptions {
+export interface PublishOptions extends SigningOptions {
   /** A directory written by `ota build`. */
   fromDir: string
-  /** The cloud's DATA_DIR. */
-  dataDir: string
-  /** The release key's private half (PEM); it is never written anywhere. */
-  privateKeyPem: string
   /** Release notes; kept from an earlier publish of the same version when not given. */
   notes?: string
-  now?: Date
-}
-
-/** Writes `data` to `file` through a temporary file and a rename, so that readers see old or new, whole. */
-function writeAtomically(file: string, data: string): void {
-  const temporary = `${file}.${process.pid}.tmp`
-  writeFileSync(temporary, data, { mode: 0o644 })
-  renameSync(temporary, file)
 }
 
 /** The release in `fromDir`, each installer checked against its size and SHA-256. */
@@ -72,35 +43,24 @@ async function readBuiltRelease(fromDir: string): Promise<ReleaseManifest> {
 /**
  * Adds the release built in `fromDir` to the catalog of the cloud in `dataDir` and makes it current: copies
  * its installers to DATA_DIR/releases/<version>/, then signs and swaps in the new catalog (one rename). The
- * same version published again from another architecture's build adds its installers to that release.
+ * same version published again from another architecture's build adds its installers to that release. A
+ * withdrawn version, or one below the catalog's floor, is refused: hubs must never be offered it again.
  */
 export async function publishRelease(options: PublishOptions): Promise<Catalog> {
-  const privateKey = readPrivateKey(options.privateKeyPem)
-  const publicPem = publicKeyPem(privateKey)
-  const keyId = keyIdOf(readPublicKey(publicPem))
+  const signedAt = options.now ?? new Date()
+  const store = openCatalogStore({ ...options, now: signedAt })
   const built = await readBuiltRelease(options.fromDir)
-  const releasesDir = path.join(options.dataDir, RELEASES_DIR)
-  mkdirSync(releasesDir, { recursive: true })
+  const { releasesDir, stored } = store
+  const releases: Release[] = stored?.releases ?? []
+  if (stored?.withdrawn?.includes(built.version))
+    throw new CatalogError(`release ${built.version} was withdrawn: build a new version`)
+  const floor = stored ? (stored.floor ?? releases.at(-1)?.version ?? built.version) : built.version
+  if (compareVersions(built.version, floor) < 0)
+    throw new CatalogError(
+      `release ${built.version} is below the catalog’s floor ${floor}: build a newer version`,
+    )
 
-  const keyFile = path.join(releasesDir, RELEASE_KEY_FILE)
-  if (existsSync(keyFile)) {
-    const known = keyIdOf(readPublicKey(readFileSync(keyFile)))
-    if (known !== keyId)
-      throw new CatalogError(
-        `this cloud's catalog is signed by release key ${known}, not ${keyId}: hubs trust only the key in their package`,
-      )
-  } else {
-    writeAtomically(keyFile, publicPem)
-  }
-
-  const catalogFile = path.join(releasesDir, CATALOG_FILE)
-  let releases: Release[] = []
-  if (existsSync(catalogFile)) {
-    const stored = parseSignedCatalog(readFileSync(catalogFile, 'utf8'))
-    releases = verifyCatalog(stored, readPublicKey(publicPem)).releases
-  }
-
-  const now = (options.now ?? new Date()).toISOString()
+  const now = signedAt.toISOString()
   const earlier = releases.find((r) => r.version === built.version)
   const installers = [...(earlier?.installers ?? [])]
   for (const installer of built.installers) {
@@ -135,14 +95,10 @@ export async function publishRelease(options: PublishOptions): Promise<Catalog> 
     renameSync(temporary, target)
   }
 
-  const catalog: Catalog = {
-    catalog_version: 1,
-    published_at: now,
-    key_id: keyId,
+  return store.sign({
+    floor,
+    withdrawn: stored?.withdrawn ?? [],
     current: release,
-    releases: [...others, release].sort((a, b) => compareVersionsDescending(a.version, b.version)),
-  }
-  const signed = signCatalog(catalog, privateKey)
-  writeAtomically(catalogFile, `${JSON.stringify(signed)}\n`)
-  return catalog
+    releases: [...others, release],
+  })
 }

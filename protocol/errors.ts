@@ -143,9 +143,11 @@ export const ERROR_CODES = {
     description: 'The document is neither a PDF nor a RAW payload with a declared raw language.',
   },
   unsupported_content_type: {
-    status: 415,
-    error: 'unsupported_media_type',
-    description: 'The request body has a Content-Type this endpoint does not take.',
+    // A 400 (malformed request): the spec's 415 means a document type the service does not print.
+    status: 400,
+    error: 'invalid_request',
+    description:
+      'The request body has no Content-Type, or one this endpoint does not take (application/json; multipart/form-data for uploads; form-urlencoded for the token request).',
   },
   validation_failed: {
     status: 422,

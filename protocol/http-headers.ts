@@ -1,7 +1,7 @@
 import { type TSchema, Type } from 'typebox'
 
 /**
- * The HTTP headers of the public API that no body schema carries (spec: Errors, Limits; README: rate limits,
+ * The HTTP headers of the public API that no body schema carries (spec: Errors, Limits; docs/printing-api.md: rate limits,
  * idempotency). Requests never fail on them: an unsafe X-Request-Id is replaced, not refused.
  */
 export const RequestId = Type.String({

@@ -98,6 +98,13 @@ export const HubPresence = Type.Object({
   v: V,
   online: Type.Boolean(),
   session: Type.String({ maxLength: 64 }),
+  /**
+   * With `online: true`: the hub asks the cloud to answer `presence_recorded` once it has recorded it, and
+   * announces itself again until it has that answer. The broker's acknowledgement only says that the broker
+   * has it: a cloud node that took the message and died before recording it loses it. Hubs of releases before
+   * this leave it out and are not answered.
+   */
+  confirm: Type.Optional(Type.Boolean()),
 })
 export type HubPresence = Static<typeof HubPresence>
 
@@ -188,6 +195,11 @@ export const HubCommand = Type.Union([
    * the nodes had subscribed again was delivered to no one.
    */
   Type.Object({ v: V, command: Type.Literal('announce') }),
+  /**
+   * The answer to a presence with `confirm`: the cloud recorded the hub online with this session. The hub
+   * stops announcing itself again for that session.
+   */
+  Type.Object({ v: V, command: Type.Literal('presence_recorded'), session: Type.String({ maxLength: 64 }) }),
   /**
    * The release the hub should run (the catalog's current one, or a pinned one). A hub running another
    * version updates itself to it (docs/hub-updates.md) and reports how it went in its state's `update`.

@@ -21,7 +21,7 @@ const Nullable = <T extends Parameters<typeof Type.Union>[0][number]>(schema: T)
 const MediaMm = Type.Number({ minimum: 1, maximum: 2000 })
 const Dpi = Type.Integer({ minimum: 72, maximum: 2400 })
 
-/** Said of every option that only shapes how a PDF is rendered (README: options and RAW payloads). */
+/** Said of every option that only shapes how a PDF is rendered (docs/printing-api.md: options and RAW payloads). */
 const RENDERING_ONLY = 'Shapes how a PDF is rendered; ignored for RAW payloads, which are sent as they are.'
 const checked = (what: string) =>
   `For a PDF it is checked against the printer's ${what}: a value outside them is a 422 naming this field.`
@@ -148,10 +148,14 @@ export type CreatePrintJobFromUrlBody = Static<typeof CreatePrintJobFromUrlBody>
 
 export const CreatePrintJobFromBase64Body = Type.Object(
   {
+    // contentEncoding, not `format: byte`: OpenAPI 3.1 names Base64 content so (JSON Schema 2020-12 §8.3), and
+    // `byte` means RFC 4648 text without line breaks, which the service takes. The document adds the alphabet
+    // as a pattern (cloud/openapi/components.ts); the decoder checks it here and answers 400 invalid_base64.
     document_base64: Type.String({
       minLength: 1,
-      format: 'byte',
-      description: 'The whole document as Base64 (RFC 4648 §4, padded), without a data: URL prefix.',
+      contentEncoding: 'base64',
+      description:
+        'The whole document as Base64 (RFC 4648 §4, padded), without a data: URL prefix. Line breaks (LF or CRLF), as MIME and PEM encoders insert them, are ignored.',
     }),
     ...DocumentSource,
     ...PrintOptions.properties,

@@ -9,6 +9,9 @@ cd "$(dirname "$0")/.."
 # libgs-dev: ghostscript4js (the hub's render worker) compiles against libgs; without it the link fails
 # with "cannot find .../libgs.so".
 apt_packages=(ghostscript libgs-dev openssl socat python3 make g++ cups-ipp-utils dbus-daemon redis-server mosquitto postgresql chromium) # cups-ipp-utils, dbus-daemon: ippeveprinter, ipptool and a private D-Bus for the IPP printer tests; redis-server, mosquitto: test peers; postgresql: DATABASE_URL and the storage tests on both engines; chromium: the onboarding page's browser test (playwright-core drives it)
+# haproxy: the hubs' front before an external Mosquitto (`cloud mosquitto-config` writes its configuration,
+# docs/mqtt-broker.md), started by the tests as a peer.
+apt_packages+=(haproxy)
 # Hub packages for the Raspberry Pi (`ota build --arch arm64|armhf`, ota/addons.ts): Debian's cross toolchains
 # compile the native addons; lintian checks every package; qemu-user-static and debootstrap run the ARM
 # packages in emulated Debian roots (test/ota/arm-package.test.ts).
@@ -36,11 +39,11 @@ if [ "${#missing[@]}" -gt 0 ] || [ "$foreign_added" = 1 ]; then
   $sudo apt-get install -y -qq --no-install-recommends "${missing[@]}"
 fi
 
-# The tests start their own Mosquitto and Redis in temporary directories. Where systemd runs, Debian starts
-# the packaged ones on install, and its Mosquitto would hold 1883, the embedded broker's MQTT_PORT: stop and
-# disable them (an operator who wants them as the cloud's engines enables them again, README "Several nodes").
+# The tests start their own Mosquitto, Redis and HAProxy in temporary directories. Where systemd runs, Debian
+# starts the packaged ones on install, and its Mosquitto would hold 1883, the embedded broker's MQTT_PORT: stop and
+# disable them (an operator who wants them as the cloud's engines enables them again, docs/several-nodes.md).
 if command -v systemctl >/dev/null 2>&1 && [ -d /run/systemd/system ]; then
-  for service in mosquitto redis-server; do
+  for service in mosquitto redis-server haproxy; do
     $sudo systemctl disable --now "$service" >/dev/null 2>&1 || true
   done
 fi

@@ -38,6 +38,12 @@ export interface EmbeddedBroker {
   provisionHub?(agentId: string, credential: string): Promise<void>
   /** Whether sessions live in this process (embedded), so that none survives its restart. */
   embedded: boolean
+  /**
+   * External broker only: stops taking hub messages, so that the broker gives them to the other nodes, once
+   * those already on their way here have arrived (a node that stops). The embedded broker is the hubs' only
+   * broker: closing it is leaving.
+   */
+  leave?(): Promise<void>
   close(): Promise<void>
 }
 
@@ -61,6 +67,7 @@ export async function startBroker(options: BrokerOptions): Promise<EmbeddedBroke
       ready: external.ready,
       provisionHub: external.provisionHub,
       embedded: false,
+      leave: external.leave,
       close: external.close,
     }
   }

@@ -21,9 +21,10 @@ import { SHARE_GROUP } from './mosquitto-config.ts'
  * The cloud on an external Mosquitto 2.0 (MQTT_URL; DESIGN: beyond one machine). One MQTT 5 connection per
  * node, with the cloud's own credential, carries:
  * - the HubBus: the hubs' topics through the shared subscription `$share/print-hub-cloud/hubs/+/<topic>`, so
- *   that every hub message goes to exactly one node (MQTT 5 §4.8.2); QoS 1 both ways; a stable client id
- *   with clean start false and a session that outlives the node's restarts, so reports queued while it was
- *   away are delivered when it is back;
+ *   that every hub message goes to exactly one node (MQTT 5 §4.8.2); QoS 1 both ways. The node's session
+ *   lives exactly as long as its connection (clean start, session expiry 0: MQTT 5 §3.1.2.4, §3.1.2.11.2), so
+ *   a node that stops or dies leaves the group at once and the broker gives its turn of the hubs' messages to
+ *   the nodes that remain (docs/architecture.md, "Nodes come and go");
  * - the dynamic-security plugin's control topic (dynsec.ts): hubs are given their broker client when the cloud
  *   sees their plaintext credential (enrollment, the connection lookup) and lose it when revoked.
  * Reconnects with exponential backoff and jitter; `ready()` says whether it is connected and subscribed.
@@ -32,7 +33,7 @@ export interface ExternalBrokerOptions {
   url: string
   username: string
   password: string
-  /** Stable across this node's restarts, unique among the nodes. */
+  /** Unique among the nodes that run at once; nothing is kept under it once the node has gone. */
   clientId: string
   logger: Logger
   /** Hubs revoked at or after an ISO time (storage.agents.revokedSince). */
@@ -48,11 +49,9 @@ export interface ExternalBrokerOptions {
    * The hubs that are not revoked and that are offline or that the cloud has not heard from since
    * `notSeenSince` (storage.agents.unrevokedIds): a while after a reconnect each is asked to announce itself,
    * since the presence hubs published while this node was away may have reached no one (and the last wills of
-   * their old sessions, queued for this node, took them offline).
+   * their old connections, handled meanwhile, took them offline).
    */
   hubIds?(notSeenSince: Date): Promise<string[]>
-  /** How long the broker keeps this node's session and its queued messages while the node is away (s). */
-  sessionExpirySeconds?: number
 }
 
 export interface ExternalBroker {
@@ -61,6 +60,12 @@ export interface ExternalBroker {
   provisionHub(agentId: string, credential: string): Promise<void>
   /** Whether connected and subscribed (readiness probe). */
   ready(): boolean
+  /**
+   * Stops taking hub messages (a node that stops, e.g. on SIGTERM): leaves the shared subscriptions, so that
+   * the broker gives the hubs' messages to the other nodes, and resolves once the messages already on their
+   * way here have arrived and been handed to their handlers. Publishing still works until `close`.
+   */
+  leave(): Promise<void>
   close(): Promise<void>
 }
 
@@ -72,13 +77,25 @@ const RECONNECT_MIN_MS = 500
  */
 const RECONNECT_MAX_MS = 2_000
 const LOOK_BACK_MS = 60_000
+/**
+ * The broker closes a node's connection (and so ends its session and its place in the group) after one and a
+ * half keep-alives without a packet (MQTT 5 §3.1.2.10): a node whose host vanished without closing its socket
+ * stops taking hub messages within 15 s. A node's ping costs nothing next to its traffic.
+ */
+const NODE_KEEPALIVE_SECONDS = 10
+/** How long `leave` waits for the messages already sent to it: until none came for QUIET_MS, at most LEAVE_MS. */
+const QUIET_MS = 250
+const LEAVE_MS = 3_000
 
 /**
- * The default MQTT_CLIENT_ID: the host and the API port, which differ between nodes. An ephemeral PORT (0)
- * gets a random id: its session cannot be resumed, but it cannot take another node's either.
+ * The default MQTT_CLIENT_ID: the host and the API port, which tell an operator where a node runs, and a
+ * random part, so that every process has an id of its own: two nodes with one id would take the connection
+ * from each other (MQTT 5 §3.1.4-3), and a node's session ends with it, so no id needs to be used again.
  */
 export const defaultClientId = (port: number) =>
-  `cloud-${hostname().replace(/[^A-Za-z0-9._-]/g, '-')}-${port || randomUUID()}`.slice(0, 64)
+  `cloud-${hostname()
+    .replace(/[^A-Za-z0-9._-]/g, '-')
+    .slice(0, 40)}-${port}-${randomUUID().slice(0, 8)}`
 
 /** How soon a revoked hub loses its broker client (the CLI that revokes it has only the database). */
 const REVOCATION_CHECK_MS = 1000
@@ -125,12 +142,17 @@ export async function connectExternalBroker(options: ExternalBrokerOptions): Pro
     clientId: options.clientId,
     username: options.username,
     password: options.password,
-    clean: false,
-    properties: { sessionExpiryInterval: options.sessionExpirySeconds ?? 7 * 86400 },
-    keepalive: 30,
+    // A session that ends with the connection: messages queued for a node that is away would wait for a node
+    // that may never come back (Mosquitto keeps giving an absent member of the group its turn, and never moves
+    // a message to another member: eclipse/mosquitto#2662). What a node took and did not record is asked
+    // again from the database's side (silent-jobs.ts, the hubs' confirmed presence).
+    clean: true,
+    properties: { sessionExpiryInterval: 0 },
+    keepalive: NODE_KEEPALIVE_SECONDS,
     connectTimeout: 10_000,
     reconnectPeriod: RECONNECT_MIN_MS,
-    resubscribe: true,
+    // subscribeAll subscribes again on every connect.
+    resubscribe: false,
   })
   const dynsec = new DynsecControl(client)
   let announceSubscribed = () => {}
@@ -138,25 +160,21 @@ export async function connectExternalBroker(options: ExternalBrokerOptions): Pro
     announceSubscribed = resolve
   })
 
+  const sharedFilter = (topic: HubTopic) => `$share/${SHARE_GROUP}/${TOPIC_PREFIX}/+/${topic}`
+  /** Set by `leave`: the node takes no more hub messages, even after a reconnect. */
+  let leaving = false
+  let lastMessageAt = 0
   const subscribeAll = async () => {
-    const filters = [
-      CONTROL_RESPONSE_TOPIC,
-      ...[...handlers.keys()].map((topic) => `$share/${SHARE_GROUP}/${TOPIC_PREFIX}/+/${topic}`),
-    ]
-    // Mosquitto 2.0.11 brings a persistent session's shared subscriptions back from a restart in a state that
-    // delivers nothing, and a SUBSCRIBE to the same filter changes nothing (measured: mosquitto-restart.test.ts);
-    // dropping them first makes the SUBSCRIBE take. Messages of the group go to the other nodes meanwhile.
-    const shared = filters.filter((f) => f.startsWith('$share/'))
-    if (shared.length > 0) await client.unsubscribeAsync(shared)
+    const filters = [CONTROL_RESPONSE_TOPIC, ...(leaving ? [] : [...handlers.keys()].map(sharedFilter))]
     const granted = await client.subscribeAsync(filters, { qos: 1 })
     const refused = granted.filter((grant) => grant.qos > 2)
     if (refused.length > 0)
       throw new Error(`the broker refused ${refused.map((grant) => grant.topic).join(', ')}`)
   }
 
-  // After a Mosquitto restart the nodes' shared subscriptions deliver nothing until each node subscribes
-  // again (above), so what hubs publish between the broker's return and that SUBSCRIBE reaches no one
-  // (their presence above all; job reports are asked again by silent-jobs.ts). After every reconnect, each
+  // After a Mosquitto restart (or while this node was the only one, and away) what hubs publish before a node
+  // has subscribed again reaches no one (their presence above all; job reports are asked again by
+  // silent-jobs.ts). After every reconnect, each
   // hub is asked to announce itself (protocol: `announce`); a first connection trusts the database.
   let connectedBefore = false
   let announceTimer: NodeJS.Timeout | undefined
@@ -220,6 +238,7 @@ export async function connectExternalBroker(options: ExternalBrokerOptions): Pro
   })
   client.on('message', (topic, payload) => {
     if (topic === CONTROL_RESPONSE_TOPIC) return dynsec.onResponse(payload)
+    lastMessageAt = Date.now()
     const target = parseHubTopic(topic)
     const handler = target && handlers.get(target.topic)
     if (!target || !handler) return
@@ -287,8 +306,7 @@ export async function connectExternalBroker(options: ExternalBrokerOptions): Pro
     async subscribe(topic, handler) {
       if (HUB_TOPICS[topic].from !== 'hub') throw new Error(`${topic} is not a hub topic`)
       handlers.set(topic, handler as Handler)
-      if (client.connected)
-        await client.subscribeAsync(`$share/${SHARE_GROUP}/${TOPIC_PREFIX}/+/${topic}`, { qos: 1 })
+      if (client.connected && !leaving) await client.subscribeAsync(sharedFilter(topic), { qos: 1 })
     },
   }
 
@@ -306,7 +324,26 @@ export async function connectExternalBroker(options: ExternalBrokerOptions): Pro
       const outcome = await dynsec.provisionHub(agentId, credential)
       if (outcome === 'created') logger.info({ agent_id: agentId }, 'hub given its broker client')
     },
-    ready: () => client.connected && subscribed,
+    ready: () => client.connected && subscribed && !leaving,
+    async leave() {
+      if (leaving) return
+      leaving = true
+      clearTimeout(announceTimer)
+      if (!client.connected || handlers.size === 0) return
+      try {
+        // After the UNSUBACK the broker routes nothing more here (MQTT 5 §3.10.4); what it had already sent or
+        // queued for this session still comes, in order, and is handed to its handler as it arrives.
+        await client.unsubscribeAsync([...handlers.keys()].map(sharedFilter))
+        const until = Date.now() + LEAVE_MS
+        lastMessageAt = Math.max(lastMessageAt, Date.now())
+        while (Date.now() - lastMessageAt < QUIET_MS && Date.now() < until)
+          await new Promise((resolve) => setTimeout(resolve, QUIET_MS / 5))
+        logger.info({ client_id: options.clientId }, 'left the hubs’ shared subscriptions')
+      } catch (error) {
+        // Closing ends the session all the same; what it held is asked again (docs/architecture.md).
+        logger.warn({ err: error }, 'leaving the hubs’ shared subscriptions failed')
+      }
+    },
     async close() {
       closing = true
       clearInterval(timer)

@@ -42,6 +42,8 @@ export interface MosquittoConfOptions {
   tls?: { certFile: string; keyFile: string }
   /** Largest packet the broker accepts (MQTT_MAX_PACKET_BYTES). */
   maxPacketBytes: number
+  /** Clients at once on the listener: the hubs' front's (MQTT_MAX_CONNECTIONS) and the cloud nodes'. */
+  maxConnections?: number
 }
 
 export function mosquittoConfText(options: MosquittoConfOptions): string {
@@ -52,6 +54,8 @@ export function mosquittoConfText(options: MosquittoConfOptions): string {
     'per_listener_settings false',
     'allow_anonymous false',
     `listener ${options.port} ${options.host}`,
+    // Beyond it Mosquitto closes a new connection at once; its file limit must be higher (docs/mqtt-broker.md).
+    `max_connections ${options.maxConnections ?? -1}`,
     ...(options.tls ? [`certfile ${options.tls.certFile}`, `keyfile ${options.tls.keyFile}`] : []),
     `plugin ${options.pluginPath}`,
     `plugin_opt_config_file ${path.join(dir, DYNSEC_FILE)}`,
@@ -61,6 +65,8 @@ export function mosquittoConfText(options: MosquittoConfOptions): string {
     `persistence_location ${dir}${path.sep}`,
     // Hub reports wait here while every cloud node is away: never drop one the broker acknowledged.
     'max_queued_messages 1000000',
+    // Every packet, the CONNECT included: Mosquitto 2.0 has no smaller bound before login, nor a connect
+    // timeout. Hubs reach it through the front that keeps those (hub-front-config.ts).
     `max_packet_size ${options.maxPacketBytes}`,
     // STACK-NOTES: Nagle plus delayed ACKs costs ~88 ms per QoS 1 round trip.
     'set_tcp_nodelay true',

@@ -1,6 +1,6 @@
 import path from 'node:path'
 import { parseArgs } from 'node:util'
-import { RELEASE_VERSION } from '../../ota/catalog.ts'
+import { type Catalog, compareVersions, RELEASE_VERSION } from '../../ota/catalog.ts'
 import { loadConfig } from '../config.ts'
 import { CatalogUnavailable, ReleaseCatalog } from '../releases/release-catalog.ts'
 import { chooseRelease } from '../releases/release-choice.ts'
@@ -25,9 +25,20 @@ function targetOf(values: { account?: string; hub?: string }): { account: string
     : { hub: option(values, 'hub') }
 }
 
-async function catalogVersions(): Promise<{ current: string; versions: string[] }> {
-  const served = await new ReleaseCatalog(path.join(loadConfig().dataDir, 'releases')).current()
-  return { current: served.catalog.current.version, versions: served.catalog.releases.map((r) => r.version) }
+async function servedCatalog(storage: Storage): Promise<Catalog> {
+  const releasesDir = path.join(loadConfig().dataDir, 'releases')
+  return (await new ReleaseCatalog(releasesDir, storage.servedCatalogs).current()).catalog
+}
+
+/** Why the catalog does not let hubs run `version`; undefined when it does. */
+function pinRefusal(catalog: Catalog, version: string): string | undefined {
+  const versions = catalog.releases.map((r) => r.version)
+  if (versions.includes(version)) return undefined
+  if (catalog.withdrawn?.includes(version))
+    return `release ${version} was withdrawn by the release key: hubs may not run it (the catalog has ${versions.join(', ')})`
+  if (catalog.floor !== undefined && compareVersions(version, catalog.floor) < 0)
+    return `release ${version} is below the catalog’s floor ${catalog.floor}: hubs may not run it`
+  return `the catalog has no release ${version} (it has ${versions.join(', ')})`
 }
 
 async function pin(storage: Storage, target: { account: string } | { hub: string }, version: string | null) {
@@ -48,16 +59,16 @@ export function releasePin(args: string[]): Promise<object> {
   if (!RELEASE_VERSION.test(version))
     throw new UsageError(`--version must be X.Y.Z (got ${JSON.stringify(version)})`)
   return withStorage(async (storage) => {
-    let catalog: Awaited<ReturnType<typeof catalogVersions>>
+    let catalog: Catalog
     try {
-      catalog = await catalogVersions()
+      catalog = await servedCatalog(storage)
     } catch (error) {
       if (error instanceof CatalogUnavailable)
         throw new RefusedError(`no catalog to pin from: ${error.message}`)
       throw error
     }
-    if (!catalog.versions.includes(version))
-      throw new RefusedError(`the catalog has no release ${version} (it has ${catalog.versions.join(', ')})`)
+    const refusal = pinRefusal(catalog, version)
+    if (refusal) throw new RefusedError(refusal)
     return pin(storage, target, version)
   })
 }
@@ -74,13 +85,13 @@ export function releaseStatus(args: string[]): Promise<object> {
   return withStorage(async (storage) => {
     const record = await storage.releasePins.forHub(hub)
     if (!record) throw new NotFoundError(`no hub ${hub}`)
-    let current: string | null = null
+    let catalog: Catalog | undefined
     try {
-      current = (await catalogVersions()).current
+      catalog = await servedCatalog(storage)
     } catch (error) {
       if (!(error instanceof CatalogUnavailable)) throw error
     }
-    const choice = current === null ? null : chooseRelease(record, current)
+    const choice = catalog && chooseRelease(record, catalog)
     return {
       agent_id: record.agent_id,
       account_id: record.account_id,

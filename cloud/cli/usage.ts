@@ -100,12 +100,17 @@ export const COMMANDS: Record<string, CommandHelp> = {
     env: DATA,
   },
   'mosquitto-config': {
-    usage: 'cloud mosquitto-config --dir DIR [--plugin PATH]',
+    usage: 'cloud mosquitto-config --dir DIR [--plugin PATH] [--hub-host ADDRESS] [--hub-front-dir FRONT]',
     summary:
-      'write what an external Mosquitto 2.0 needs (mosquitto.conf, dynamic-security.json, cloud-password) → {dir, config_file, files, start, env}; then run mosquitto -c DIR/mosquitto.conf',
+      'write what an external Mosquitto 2.0 needs (mosquitto.conf, dynamic-security.json, cloud-password) and the hubs’ front before it (hub-front.cfg for HAProxy) → {dir, config_file, files, start, hub_front, env}; then run mosquitto -c DIR/mosquitto.conf and haproxy -f FRONT/hub-front.cfg',
     options: [
       ['--dir DIR', 'where to write them (kept: the password and the hubs already there)'],
       ['--plugin PATH', 'mosquitto_dynamic_security.so, if not where Debian puts it'],
+      [
+        '--hub-host ADDRESS',
+        'where the hubs’ front listens (default 0.0.0.0), at MQTT_PUBLIC_URL’s port or MQTT_PORT',
+      ],
+      ['--hub-front-dir FRONT', 'where to write the front’s files (default DIR), to run it as its own user'],
     ],
     env: [
       'MQTT_URL',
@@ -113,6 +118,12 @@ export const COMMANDS: Record<string, CommandHelp> = {
       'MQTT_TLS_CERT_FILE',
       'MQTT_TLS_KEY_FILE',
       'MQTT_MAX_PACKET_BYTES',
+      'MQTT_PUBLIC_URL',
+      'MQTT_PORT',
+      'MQTT_CONNECT_TIMEOUT_MS',
+      'MQTT_MAX_PENDING_CONNECTIONS',
+      'MQTT_MAX_CONNECTIONS',
+      'HUB_KEEPALIVE_SECONDS',
     ],
   },
   'printer list': {
@@ -199,7 +210,7 @@ export const COMMANDS: Record<string, CommandHelp> = {
       'a console user and their one-time set-password link (SET_PASSWORD_TTL_HOURS) → {user_id, set_password_url}',
     options: [
       ACCOUNT,
-      ['--email EMAIL', 'what they sign in with (unique, compared without case)'],
+      ['--email EMAIL', 'what they sign in with (unique within the account, compared without case)'],
       ['--role owner|member', 'an owner also manages users and API clients'],
     ],
     env: [...DATA, 'PUBLIC_URL', 'SET_PASSWORD_TTL_HOURS'],

@@ -31,7 +31,7 @@ export async function userCreate(args: string[]): Promise<object> {
     if (result.outcome !== 'created') {
       throw result.outcome === 'no_account'
         ? new NotFoundError(`no account ${accountId}`)
-        : new RefusedError(`a user with e-mail ${email} exists already`)
+        : new RefusedError(`account ${accountId} has a user with e-mail ${email} already`)
     }
     return { user_id: result.user.user_id, set_password_url: result.setPasswordUrl }
   })

@@ -19,7 +19,7 @@ type Badge = '' | 'ok' | 'bad' | 'warn'
 const badgeOf = (job: Pick<PrintJob, 'status' | 'waiting_reason'>): Badge =>
   job.status === 'printed' ? 'ok' : job.status === 'failed' ? 'bad' : job.waiting_reason ? 'warn' : ''
 
-/** Why a job waits (README: waiting_reason), in words. */
+/** Why a job waits (docs/running-a-hub.md: waiting_reason), in words. */
 const WAITING_WORDS: Record<WaitingReason, string> = {
   printer_unreachable: 'The printer cannot be reached',
   paper_out: 'The printer is out of paper',

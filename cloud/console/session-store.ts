@@ -11,6 +11,11 @@ declare module 'fastify' {
     signedInAt?: number
     /** Epoch milliseconds of the last request that counted as activity (idle expiry). */
     lastSeenAt?: number
+    /**
+     * After a password that is right for users of several accounts (one e-mail, one user per account): their
+     * ids until the person picks one, where to go then, and when the password was checked (sign-in-pages.ts).
+     */
+    accountChoice?: { userIds: string[]; next: string; checkedAt: number }
   }
 }
 

@@ -39,6 +39,15 @@ const plugin: FastifyPluginAsync<SessionSupportOptions> = async (app, { storage,
   const absoluteMs = config.consoleSessionHours * 3_600_000
   const cookieSettings = sessionCookie(config.publicUrl)
   await app.register(cookie)
+  if (cookieSettings.secure) {
+    // A Secure cookie is meant for https only (RFC 6265 §4.1.2.5): one that arrives on a plain-http request (its
+    // sender was tricked into http, or a proxy forwarded without TLS) is not read, so it signs no one in.
+    // request.protocol is https only over TLS, or with TRUST_PROXY and the proxy's X-Forwarded-Proto.
+    // Runs between @fastify/cookie's parsing and @fastify/session's lookup (hooks run in registration order).
+    app.addHook('onRequest', async (request: FastifyRequest) => {
+      if (request.protocol !== 'https') delete request.cookies[cookieSettings.name]
+    })
+  }
   await app.register(formbody, { bodyLimit: 16 * 1024 })
   await app.register(session, {
     // The id is 192 random bits (the plugin's generator) looked up by its digest; a signature would add no

@@ -33,6 +33,8 @@ const NOTICES: Record<string, string> = {
 }
 
 const WRONG = 'Wrong e-mail or password.'
+/** How long the account choice after a right password stays open. */
+const CHOICE_MS = 5 * 60_000
 
 interface SignInForm {
   csrfToken: string
@@ -80,6 +82,31 @@ function tooManyPage(reply: FastifyReply, retryAfterSeconds: number): FastifyRep
   )
 }
 
+/** Signs the session in as this user, now (the session's id was just regenerated). */
+function startSession(request: FastifyRequest, userId: string, now: number): void {
+  request.session.userId = userId
+  request.session.signedInAt = now
+  request.session.lastSeenAt = now
+}
+
+/** The accounts a password was right for (names from storage), one button each. */
+function accountChoicePage(csrfToken: string, accounts: { userId: string; name: string; role: string }[]) {
+  return renderPage({
+    title: 'Choose an account',
+    user: null,
+    body: html`<h1>Choose an account</h1>
+<p>This e-mail and password sign in to more than one account. Which one?</p>
+<ul class="stack">${accounts.map(
+      (a) => html`<li><form method="post" action="/console/sign-in/account">
+${csrfField(csrfToken)}
+<input type="hidden" name="user_id" value="${a.userId}">
+<button type="submit">${a.name} <span class="muted">(${a.role})</span></button>
+</form></li>`,
+    )}</ul>
+<p><a href="/console/sign-in">Sign in with another e-mail</a></p>`,
+  })
+}
+
 /** Sign-in and sign-out (docs/console.md, "Users and sign-in"). */
 export const signInPages: FastifyPluginAsync<ConsoleOptions> = async (app, { storage, config, clock }) => {
   const throttle = createSignInThrottle(storage.signInFailures, clock, {
@@ -115,10 +142,17 @@ export const signInPages: FastifyPluginAsync<ConsoleOptions> = async (app, { sto
       const verdict = await throttle.check(request.ip, email)
       if (verdict.refused) return tooManyPage(reply, verdict.retryAfterSeconds)
       if (verdict.delayMs > 0) await clock.sleep(verdict.delayMs)
-      // An unknown e-mail is checked against a stand-in hash: the same work, the same answer (passwords.ts).
-      const found = await storage.users.findForSignIn(email)
-      const matches = await verifyPassword(form.password, found?.passwordHash ?? null)
-      if (!found || !matches) {
+      // An e-mail is unique per account, so it may name users of several accounts, each with a password of
+      // their own: the password decides. Every candidate's hash is checked at once (scrypt runs on libuv's
+      // thread pool), and an unknown e-mail against a stand-in hash: the same work, the same answer.
+      const candidates = await storage.users.findForSignIn(email)
+      const verdicts = await Promise.all(
+        (candidates.length > 0 ? candidates : [undefined]).map((c) =>
+          verifyPassword(form.password, c?.passwordHash ?? null),
+        ),
+      )
+      const matching = candidates.filter((_, i) => verdicts[i])
+      if (matching.length === 0) {
         await throttle.failed(request.ip, email)
         return again(422, WRONG)
       }
@@ -126,11 +160,39 @@ export const signInPages: FastifyPluginAsync<ConsoleOptions> = async (app, { sto
       // A new session id at sign-in: an id planted before it (session fixation, OWASP) signs no one in.
       await request.session.regenerate()
       const now = clock.now()
-      request.session.userId = found.user.user_id
-      request.session.signedInAt = now
-      request.session.lastSeenAt = now
       await storage.consoleSessions.purgeExpired(now)
-      return reply.redirect(next, 303)
+      const [only] = matching
+      if (only && matching.length === 1) {
+        startSession(request, only.user.user_id, now)
+        return reply.redirect(next, 303)
+      }
+      // The same password in several accounts: the person picks one (only those the password was right for).
+      request.session.accountChoice = { userIds: matching.map((c) => c.user.user_id), next, checkedAt: now }
+      request.session.lastSeenAt = now
+      const accounts = await Promise.all(
+        matching.map(async ({ user }) => ({
+          userId: user.user_id,
+          name: (await storage.accounts.findById(user.account_id))?.name ?? user.account_id,
+          role: user.role,
+        })),
+      )
+      return sendPage(reply, 200, accountChoicePage(reply.generateCsrf(), accounts))
+    },
+  )
+
+  app.post(
+    '/sign-in/account',
+    { schema: { hide: true }, preValidation: app.csrfProtection },
+    async (request: FastifyRequest, reply) => {
+      const choice = request.session.accountChoice
+      const userId = formFields(request.body, ['user_id']).user_id
+      const now = clock.now()
+      if (!choice || now - choice.checkedAt >= CHOICE_MS || !choice.userIds.includes(userId)) {
+        return reply.redirect('/console/sign-in', 303)
+      }
+      await request.session.regenerate()
+      startSession(request, userId, now)
+      return reply.redirect(choice.next, 303)
     },
   )
 

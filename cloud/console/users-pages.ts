@@ -97,7 +97,9 @@ ${addForm(csrfToken, parts.form ?? { email: '', role: 'member' })}`,
         { accountId: me.accountId, email, role: form.role as UserRole },
         { publicUrl: config.publicUrl, ttlHours: config.setPasswordTtlHours, now: clock.now() },
       )
-      if (result.outcome !== 'created') return refuse('A user with this e-mail already exists.')
+      // Taken means taken in this account, which its owner sees in the list anyway. An address that another
+      // account uses is added as any new one: the answer cannot tell an owner who is a customer elsewhere.
+      if (result.outcome !== 'created') return refuse('This account already has a user with this e-mail.')
       const created = html`<section aria-labelledby="created-heading">
 <h2 id="created-heading">Set-password link for ${result.user.email}</h2>
 <p class="warning">Send this link to ${result.user.email}. It is shown only now, works once and expires in ${config.setPasswordTtlHours} hours.</p>

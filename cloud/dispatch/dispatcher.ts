@@ -304,6 +304,13 @@ export class Dispatcher {
     }
     // A revoked hub (or an id no hub has) is not marked online, nor offered anything.
     if (!(await storage.agents.markOnline(agentId, presence.session, at))) return
+    // Recorded: a hub that asked is told so, and stops announcing itself (protocol: `presence_recorded`).
+    if (presence.confirm)
+      await this.#send(agentId, 'command', {
+        v: PROTOCOL_VERSION,
+        command: 'presence_recorded',
+        session: presence.session,
+      })
     const unfinished = await storage.printJobs.unfinishedForAgent(agentId)
     logger.info({ agent_id: agentId, reoffered: unfinished.length }, 'hub online')
     // A hub's jobs are all of its account: whether it is active is read once.

@@ -11,7 +11,7 @@ import type { DispatchableJob } from '../storage/print-jobs.ts'
 /**
  * The offer a hub gets for a job: where to download the document, its checksum, the options, the deadline.
  * A RAW payload is printed as it is, so the options that only shape rendering are offered as their defaults
- * (README: options and RAW payloads); the job itself keeps what was asked.
+ * (docs/printing-api.md: options and RAW payloads); the job itself keeps what was asked.
  */
 export function jobOffer(job: DispatchableJob, publicUrl: string, expirySeconds: number): JobOffer {
   const options = Object.fromEntries(PRINT_OPTION_KEYS.map((key) => [key, job[key]])) as ResolvedPrintOptions

@@ -25,7 +25,7 @@ const MAX_INTERVAL_MS = 10 * 60_000
 /**
  * Asks hubs again about the jobs they hold of which nothing was heard for a while, because a hub's report can
  * be lost after the broker took it: a cloud node killed after the broker delivered the report and before it
- * was recorded (docs/architecture.md, "A node that dies"). The hub's answer is its current state of the job,
+ * was recorded (docs/architecture.md, "What a node that dies had taken"). The hub's answer is its current state of the job,
  * which it sends whatever it was asked (hub/jobs/spool.ts): a repeated offer of a job it has is acknowledged
  * again, or its final status sent again; a `cancel_job` of a job that started is answered with `printing` or
  * the final status. A job that started is asked with `cancel_job`, never offered again, so that a hub that

@@ -35,8 +35,11 @@ export function fieldErrors(error: FastifyError): FieldError[] {
   return [...byField.values()].map(({ field, message, location }) => ({ field, message, location }))
 }
 
-/** Maps any error to the spec's error body. The only place that writes an error response. */
-export function toApiError(error: FastifyError | ApiError | Error): ApiError {
+/**
+ * Maps any error to the spec's error body. The only place that writes an error response. `request`, when
+ * given, lets a refused body say that it had no Content-Type at all.
+ */
+export function toApiError(error: FastifyError | ApiError | Error, request?: FastifyRequest): ApiError {
   if (error instanceof ApiError) return error
   const fe = error as FastifyError
   if (fe.validation) {
@@ -51,8 +54,13 @@ export function toApiError(error: FastifyError | ApiError | Error): ApiError {
     case 'FST_PARTS_LIMIT':
     case 'FST_FIELDS_LIMIT':
       return new ApiError('document_too_large', 'The request body is too large.')
+    // A 400, not a 415: the spec keeps 415 for a document type it does not print (Errors), and a client that
+    // forgot the header must not take it for a bad document.
     case 'FST_ERR_CTP_INVALID_MEDIA_TYPE':
     case 'FST_INVALID_MULTIPART_CONTENT_TYPE':
+      if (request && request.headers['content-type'] === undefined) {
+        return new ApiError('unsupported_content_type', 'The request has a body but no Content-Type header.')
+      }
       return new ApiError('unsupported_content_type', 'This endpoint does not take that Content-Type.')
   }
   const status = fe.statusCode ?? 500
@@ -83,7 +91,7 @@ export function sendError(reply: FastifyReply, error: ApiError): FastifyReply {
 export const errorHandlerPlugin = fp(
   async (app) => {
     app.setErrorHandler((error: FastifyError, request: FastifyRequest, reply: FastifyReply) => {
-      const apiError = toApiError(error)
+      const apiError = toApiError(error, request)
       if (apiError.status >= 500) request.log.error({ err: error }, 'request failed')
       else request.log.info({ error_code: apiError.code, status: apiError.status }, apiError.message)
       return sendError(reply, apiError)

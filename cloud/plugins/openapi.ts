@@ -1,7 +1,7 @@
 import swagger from '@fastify/swagger'
 import fp from 'fastify-plugin'
 import { SCOPES, type Scope } from '../../protocol/enums.ts'
-import { mergeLoneAnyOf, nameResponseSchemas, typeEnums } from '../openapi/components.ts'
+import { describeBase64Text, mergeLoneAnyOf, nameResponseSchemas, typeEnums } from '../openapi/components.ts'
 import {
   describeOperation,
   noteRouteFacts,
@@ -96,6 +96,7 @@ export const openapiPlugin = fp<{ publicUrl: string }>(
         }
         mergeLoneAnyOf(doc)
         typeEnums(doc)
+        describeBase64Text(doc)
         return doc
       },
     })

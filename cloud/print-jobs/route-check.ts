@@ -45,7 +45,7 @@ function optionErrors(printer: Printer, document: Document, options: ResolvedPri
 }
 
 /**
- * The checks a job's printer makes, in the documented order (README, "order of checks"): first the options
+ * The checks a job's printer makes, in the documented order (docs/printing-api.md, "order of checks"): first the options
  * it cannot do, as fields (422 `validation_failed`, details.fields naming each); then a format or raw
  * language it cannot take, an unsupported print route (spec: print jobs, 409, `details.reason` says which).
  */

@@ -1,9 +1,11 @@
+import type { Catalog } from '../../ota/catalog.ts'
 import { type HubUpdate, updateSettled } from '../../protocol/hub-messages.ts'
 
 /**
  * Which release a hub should run, and whether to tell it (docs/hub-updates.md). A version pinned for the hub
  * comes first, then one pinned for its account, then the catalog's current release: pins hold hubs back (or
- * move a few ahead) during a staged roll-out.
+ * move a few ahead) during a staged roll-out. A pin to a version the catalog no longer lists (withdrawn by the
+ * release key, or below its floor) is passed over: a hub is never held on a release the key took back.
  */
 export interface ReleaseChoice {
   version: string
@@ -12,11 +14,13 @@ export interface ReleaseChoice {
 
 export function chooseRelease(
   pins: { hub_pin: string | null; account_pin: string | null },
-  catalogCurrent: string,
+  catalog: Pick<Catalog, 'current' | 'releases'>,
 ): ReleaseChoice {
-  if (pins.hub_pin !== null) return { version: pins.hub_pin, source: 'hub_pin' }
-  if (pins.account_pin !== null) return { version: pins.account_pin, source: 'account_pin' }
-  return { version: catalogCurrent, source: 'catalog' }
+  const listed = (pin: string | null): pin is string =>
+    pin !== null && catalog.releases.some((r) => r.version === pin)
+  if (listed(pins.hub_pin)) return { version: pins.hub_pin, source: 'hub_pin' }
+  if (listed(pins.account_pin)) return { version: pins.account_pin, source: 'account_pin' }
+  return { version: catalog.current.version, source: 'catalog' }
 }
 
 /**

@@ -5,7 +5,7 @@ import { PROTOCOL_VERSION } from '../../protocol/hub-messages.ts'
 import type { HubBus } from '../broker/hub-bus.ts'
 import type { HubReleaseRecord } from '../storage/release-pins.ts'
 import type { Storage } from '../storage/storage.ts'
-import { CatalogUnavailable, type ReleaseCatalog } from './release-catalog.ts'
+import { CatalogUnavailable, type ReleaseCatalog, type ServedCatalog } from './release-catalog.ts'
 import { chooseRelease, shouldTell } from './release-choice.ts'
 
 export interface ReleaseRolloutOptions {
@@ -18,6 +18,9 @@ export interface ReleaseRolloutOptions {
 }
 
 const CATALOG_MAX_AGE_MS = 1000
+/** From how long before its expiry a catalog is warned about. */
+const EXPIRY_WARNING_MS = 7 * 86_400_000
+const NOTHING_PUBLISHED = 'no release has been published'
 
 const sameUpdate = (a: HubUpdate | null, b: HubUpdate | null) => JSON.stringify(a) === JSON.stringify(b)
 
@@ -26,9 +29,14 @@ const sameUpdate = (a: HubUpdate | null, b: HubUpdate | null) => JSON.stringify(
  * update and, when it runs another release than the one chosen for it, tells it over its MQTT session
  * (`run_release`). Hubs report their state on every connect and every health round, so a publish or a pin
  * reaches every online hub within one round, on any number of cloud nodes, with no timer of its own.
+ * An expired catalog is not rolled out (hubs refuse it); that, a catalog close to its expiry and one the
+ * cloud refuses to serve are logged once each.
  */
 export class ReleaseRollout {
   readonly #o: ReleaseRolloutOptions
+  /** Catalogs and refusals already logged. */
+  readonly #logged = new WeakSet<ServedCatalog>()
+  #refusalLogged: string | undefined
 
   constructor(options: ReleaseRolloutOptions) {
     this.#o = options
@@ -45,14 +53,20 @@ export class ReleaseRollout {
         logger.warn({ ...line, failure: update.failure, detail: update.detail }, 'hub update failed')
       else if (update?.status === 'succeeded') logger.info(line, 'hub updated')
     }
-    let served: Awaited<ReturnType<ReleaseCatalog['current']>>
+    let served: ServedCatalog
     try {
       served = await catalog.current(this.#o.catalogMaxAgeMs ?? CATALOG_MAX_AGE_MS)
     } catch (error) {
-      if (error instanceof CatalogUnavailable) return // no release published: nothing to roll out
-      throw error
+      if (!(error instanceof CatalogUnavailable)) throw error
+      if (error.message !== NOTHING_PUBLISHED && this.#refusalLogged !== error.message) {
+        this.#refusalLogged = error.message
+        logger.error({ reason: error.message }, 'release catalog refused: hubs are not told to update')
+      }
+      return
     }
-    const choice = chooseRelease(before, served.catalog.current.version)
+    this.#refusalLogged = undefined
+    if (!this.#fresh(served)) return
+    const choice = chooseRelease(before, served.catalog)
     // A hub can take only a release with a tarball for its architecture (host.arch is Node's name for it).
     const architecture = architectureNamed(state.host.arch)
     const versions = new Set(
@@ -71,5 +85,35 @@ export class ReleaseRollout {
       command: 'run_release',
       version: choice.version,
     })
+  }
+
+  /** Whether the catalog may be rolled out: not once expired. Says so, and when it soon expires, once. */
+  #fresh(served: ServedCatalog): boolean {
+    const { serial, expires_at: expiresAt } = served.catalog
+    const first = !this.#logged.has(served)
+    this.#logged.add(served)
+    const { logger } = this.#o
+    if (expiresAt === undefined) {
+      if (first)
+        logger.warn(
+          'release catalog has no serial and expiry: hubs from this release on refuse it; re-sign it (ota resign)',
+        )
+      return true
+    }
+    const left = Date.parse(expiresAt) - Date.now()
+    if (left <= 0) {
+      if (first)
+        logger.error(
+          { serial, expires_at: expiresAt },
+          'release catalog expired: hubs refuse it and are not told to update; re-sign it (ota resign)',
+        )
+      return false
+    }
+    if (left < EXPIRY_WARNING_MS && first)
+      logger.warn(
+        { serial, expires_at: expiresAt },
+        'release catalog expires within 7 days: re-sign it (ota resign) or hubs stop updating',
+      )
+    return true
   }
 }

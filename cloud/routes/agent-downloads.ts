@@ -8,12 +8,13 @@ import { ApiError } from '../errors.ts'
 import { binaryResponse, jsonResponse } from '../openapi/responses.ts'
 import { parseRange } from '../releases/byte-range.ts'
 import { CatalogUnavailable, ReleaseCatalog, type ServedCatalog } from '../releases/release-catalog.ts'
+import type { ServedCatalogRepository } from '../storage/served-catalogs.ts'
 
 /**
  * Agent downloads (spec: Agent downloads): the signed release catalog and the installers it names, without
  * credentials, each request counted against its address's quota (plugins/rate-limit.ts: every route without
  * a hub credential is). The catalog is the file `ota publish` signed, served byte for byte with its signature
- * in X-Catalog-Signature (README: Install a hub from a release, for checking it with openssl).
+ * in X-Catalog-Signature (docs/releases.md: The catalog, for checking it with openssl).
  */
 
 const CATALOG_CACHE = 'public, max-age=60'
@@ -54,9 +55,12 @@ function noneMatch(request: FastifyRequest, etag: string): boolean {
 /** 304 Not Modified (RFC 9110 §15.4.5): the validators already set, no body. */
 const notModified = (reply: FastifyReply) => reply.code(304).send()
 
-export const agentDownloadRoutes: FastifyPluginAsync<{ releasesDir: string }> = async (app, options) => {
+export const agentDownloadRoutes: FastifyPluginAsync<{
+  releasesDir: string
+  servedCatalogs: ServedCatalogRepository
+}> = async (app, options) => {
   const api = app.withTypeProvider<TypeBoxTypeProvider>()
-  const releases = new ReleaseCatalog(options.releasesDir)
+  const releases = new ReleaseCatalog(options.releasesDir, options.servedCatalogs)
 
   /** The verified catalog; a 503 when there is none. */
   const catalogFor = async (request: FastifyRequest) => {
@@ -80,7 +84,8 @@ export const agentDownloadRoutes: FastifyPluginAsync<{ releasesDir: string }> = 
           'No credentials. The body is the catalog as signed, byte for byte; verify X-Catalog-Signature over ' +
           'it with the release key before trusting it, and each installer’s SHA-256 before installing it. ' +
           '304 for an If-None-Match naming the current ETag; 503 `release_catalog_unavailable` when no ' +
-          'release is published or the stored catalog fails its signature check.',
+          'release is published, the stored catalog fails its signature check, or it is older than one this ' +
+          'cloud served before (a lower serial). Hubs refuse a catalog past its `expires_at`.',
         response: { 200: jsonResponse('The signed release catalog.', Catalog, CATALOG_HEADERS) },
       },
     },

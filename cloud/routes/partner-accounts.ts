@@ -209,7 +209,7 @@ export const partnerAccountRoutes: FastifyPluginAsync<PartnerApiOptions> = async
       if (outcome.outcome === 'not_allowed') {
         throw new ApiError(
           'account_action_not_allowed',
-          `A ${outcome.state} account cannot be ${PAST[action]}.`,
+          `${/^[aeiou]/.test(outcome.state) ? 'An' : 'A'} ${outcome.state} account cannot be ${PAST[action]}.`,
           { state: outcome.state, action },
         )
       }

@@ -55,7 +55,7 @@ const CreateHeaders = Type.Object({
     }),
   ),
 })
-/** The order of checks (README), told to clients on each create operation. */
+/** The order of checks (docs/printing-api.md), told to clients on each create operation. */
 const CREATE_CHECKS =
   'Checks run in this order: a malformed request (bad JSON, `document_base64` that is not Base64 or has a ' +
   '`data:` prefix, a malformed or non-public `document_url`) is a 400; then the fields and references (an ' +
@@ -82,7 +82,7 @@ function textField(request: FastifyRequest, name: string): string | undefined {
 
 /**
  * The print-job endpoints of the spec (Endpoints → Print jobs). Every create endpoint checks in one order
- * (README, "order of checks"): a malformed document (Base64, URL) is a 400 before anything else, judged in
+ * (docs/printing-api.md, "order of checks"): a malformed document (Base64, URL) is a 400 before anything else, judged in
  * `preValidation`, ahead of the schema; then fields and references (422), the printer before any fetch of
  * the document; then the document's content; then the printer's capabilities (422) and the route (409);
  * then the queue (409).

@@ -423,4 +423,61 @@ export const MIGRATIONS: readonly Migration[] = [
     // does not bring the hub online.
     sql: () => 'ALTER TABLE agents ADD COLUMN ended_session_id TEXT;',
   },
+  {
+    version: 20,
+    name: 'release catalogs served',
+    // docs/hub-updates.md: the highest catalog serial this cloud has served per release key, and a digest of
+    // its text, so that an older catalog put back in DATA_DIR/releases is refused rather than served.
+    sql: (t) => `
+      CREATE TABLE served_catalogs (
+        key_id TEXT PRIMARY KEY,
+        serial ${t.int64} NOT NULL,
+        sha256 TEXT NOT NULL,
+        served_at TEXT NOT NULL
+      );
+    `,
+  },
+  {
+    version: 21,
+    name: 'console e-mails unique within an account',
+    // docs/console.md, "Users and roles": an owner adding an address that another account uses must get the
+    // answer a new address gets, so the address is unique per account, not across accounts. SQLite cannot drop
+    // a column's UNIQUE: users is rebuilt, and set_password_tokens (which references it) with it, child first,
+    // so that foreign keys hold at every step; renaming users_v21 to users rewrites the reference to it.
+    sql: (t) => ({
+      sqlite: `
+        CREATE TABLE users_v21 (
+          user_id TEXT PRIMARY KEY,
+          account_id TEXT NOT NULL REFERENCES accounts(account_id),
+          email TEXT NOT NULL,
+          role TEXT NOT NULL,
+          password_hash TEXT,
+          created_at TEXT NOT NULL,
+          UNIQUE (account_id, email)
+        );
+        INSERT INTO users_v21 (user_id, account_id, email, role, password_hash, created_at)
+          SELECT user_id, account_id, email, role, password_hash, created_at FROM users;
+        CREATE TABLE set_password_tokens_v21 (
+          token_hash ${t.blob} PRIMARY KEY,
+          user_id TEXT NOT NULL REFERENCES users_v21(user_id),
+          expires_at ${t.int64} NOT NULL,
+          used_at TEXT
+        );
+        INSERT INTO set_password_tokens_v21 (token_hash, user_id, expires_at, used_at)
+          SELECT token_hash, user_id, expires_at, used_at FROM set_password_tokens;
+        DROP TABLE set_password_tokens;
+        DROP TABLE users;
+        ALTER TABLE users_v21 RENAME TO users;
+        ALTER TABLE set_password_tokens_v21 RENAME TO set_password_tokens;
+        CREATE INDEX users_by_account ON users(account_id, created_at);
+        CREATE INDEX users_by_email ON users(email);
+        CREATE INDEX set_password_tokens_by_user ON set_password_tokens(user_id);
+      `,
+      postgres: `
+        ALTER TABLE users DROP CONSTRAINT users_email_key;
+        ALTER TABLE users ADD CONSTRAINT users_account_email_key UNIQUE (account_id, email);
+        CREATE INDEX users_by_email ON users(email);
+      `,
+    }),
+  },
 ]

@@ -28,6 +28,7 @@ export interface Database {
   console_sessions: ConsoleSessionsTable
   set_password_tokens: SetPasswordTokensTable
   sign_in_failures: SignInFailuresTable
+  served_catalogs: ServedCatalogsTable
 }
 
 export interface AccountsTable {
@@ -247,7 +248,7 @@ export interface ManagedAccountsTable {
 export interface UsersTable {
   user_id: string
   account_id: string
-  /** Lower-cased; unique across accounts (it is what a person signs in with). */
+  /** Lower-cased; unique within an account (docs/console.md: another account may have the same address). */
   email: string
   role: 'owner' | 'member'
   /** `scrypt$N$r$p$salt$hash` (cloud/auth/passwords.ts); null until the person sets one. */
@@ -281,4 +282,12 @@ export interface SignInFailuresTable {
   failures: number
   /** Epoch milliseconds. */
   window_started_at: number
+}
+
+/** Per release key, the highest catalog serial served and the SHA-256 (hex) of that catalog's text. */
+export interface ServedCatalogsTable {
+  key_id: string
+  serial: number
+  sha256: string
+  served_at: string
 }

@@ -15,6 +15,7 @@ import { createPairingRepository, type PairingRepository } from './pairings.ts'
 import { createPrintJobRepository, type PrintJobRepository } from './print-jobs.ts'
 import { createPrinterRepository, type PrinterRepository } from './printers.ts'
 import { createReleasePinRepository, type ReleasePinRepository } from './release-pins.ts'
+import { createServedCatalogRepository, type ServedCatalogRepository } from './served-catalogs.ts'
 import { createSignInFailureRepository, type SignInFailureRepository } from './sign-in-failures.ts'
 import { createUserRepository, type UserRepository } from './users.ts'
 
@@ -30,6 +31,7 @@ export interface Storage {
   printJobs: PrintJobRepository
   idempotency: IdempotencyRepository
   releasePins: ReleasePinRepository
+  servedCatalogs: ServedCatalogRepository
   applications: ApplicationRepository
   managedAccounts: ManagedAccountRepository
   pairings: PairingRepository
@@ -118,6 +120,7 @@ function repositoriesOn(sql: Sql) {
     printJobs: createPrintJobRepository(sql),
     idempotency: createIdempotencyRepository(sql),
     releasePins: createReleasePinRepository(sql),
+    servedCatalogs: createServedCatalogRepository(sql),
     applications: createApplicationRepository(sql),
     managedAccounts: createManagedAccountRepository(sql),
     pairings: createPairingRepository(sql),

@@ -26,12 +26,21 @@ export type SetPasswordLink =
   | { state: 'unknown' | 'used' | 'expired' }
   | { state: 'open'; user: User; expiresAt: number }
 
+/** A user whom a sign-in with their e-mail may be for, and their password hash. */
+export interface SignInCandidate {
+  user: User
+  passwordHash: string | null
+}
+
 export interface UserRepository {
-  /** A new user without a password; null when the e-mail (compared lower-cased) is taken. */
+  /**
+   * A new user without a password; null when the account has a user with this e-mail (compared lower-cased).
+   * An e-mail is unique within an account only: another account's users are no concern of this one.
+   */
   create(user: NewUser, now: Date): Promise<User | null>
   findById(userId: string): Promise<User | undefined>
-  /** The user with this e-mail (any case) and their password hash, for sign-in. */
-  findForSignIn(email: string): Promise<{ user: User; passwordHash: string | null } | undefined>
+  /** Every user with this e-mail (any case), one per account, oldest first, with their password hashes. */
+  findForSignIn(email: string): Promise<SignInCandidate[]>
   /** The account's users, oldest first. */
   listByAccount(accountId: string): Promise<User[]>
   /**
@@ -87,7 +96,7 @@ export function createUserRepository(sql: Sql): UserRepository {
       const inserted = await db
         .insertInto('users')
         .values(row)
-        .onConflict((conflict) => conflict.column('email').doNothing())
+        .onConflict((conflict) => conflict.columns(['account_id', 'email']).doNothing())
         .executeTakeFirst()
       return Number(inserted.numInsertedOrUpdatedRows ?? 0) === 1 ? toUser(row) : null
     },
@@ -102,12 +111,14 @@ export function createUserRepository(sql: Sql): UserRepository {
     },
 
     async findForSignIn(email) {
-      const row = await db
+      const rows = await db
         .selectFrom('users')
         .select(COLUMNS)
         .where('email', '=', normalizeEmail(email))
-        .executeTakeFirst()
-      return row && { user: toUser(row), passwordHash: row.password_hash }
+        .orderBy('created_at')
+        .orderBy('user_id')
+        .execute()
+      return rows.map((row) => ({ user: toUser(row), passwordHash: row.password_hash }))
     },
 
     async listByAccount(accountId) {

@@ -41,6 +41,8 @@ const ENVIRONMENT = `environment:
   HUB_RECHECK_MS                   how often a waiting job looks at its printer again (5000)
   HUB_RENDER_DEADLINE_MS           Ghostscript's time to render one PDF before the job fails (60000)
   HUB_RENDER_WORKERS               Ghostscript worker processes shared by the printers, 1 to 8 (2)
+  HUB_PRESENCE_CONFIRM_MS          how long the hub waits for the cloud to record it online before it
+                                   announces itself again, doubling up to 5 minutes (20000)
   HUB_UPDATE_TRIAL_MS              how long a release the hub updated itself to has to connect to the cloud
                                    before it is rolled back (120000; docs/hub-updates.md)`
 

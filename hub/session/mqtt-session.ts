@@ -22,7 +22,7 @@ export interface SessionOptions {
   /** Called after every (re)connect, once subscriptions and presence are in place. */
   onConnected(): void
   onOffer(offer: HubPayload<'job-offer'>): void
-  /** Every command but `announce`, which the session answers itself. */
+  /** Every command but `announce` and `presence_recorded`, which the session handles itself. */
   onCommand(command: AgentCommand): void
   /**
    * Asks the cloud again where and how to connect (its connection lookup), after the broker refused the
@@ -31,7 +31,21 @@ export interface SessionOptions {
    */
   lookUpBroker?(): Promise<string>
   backoff?: Backoff
+  /**
+   * How long after its presence the hub waits for the cloud's `presence_recorded` before it announces itself
+   * again (doubling, with jitter, up to PRESENCE_CONFIRM_MAX_MS); PRESENCE_CONFIRM_MS by default.
+   */
+  presenceConfirmMs?: number
 }
+
+/**
+ * Long enough that a cloud working through a fleet's reconnect (every hub online in the database within 19 to
+ * 24 s of a broker restart in the multi-node benchmark) is not asked for more than it has queued; short enough
+ * that a presence lost with a cloud node that died is made good within half a minute.
+ */
+export const PRESENCE_CONFIRM_MS = 20_000
+/** A cloud that never answers (one older than `presence_recorded`) is announced to at most this often. */
+const PRESENCE_CONFIRM_MAX_MS = 5 * 60_000
 
 /** How long a connection attempt may take until the broker's CONNACK, before the hub gives up and backs off. */
 export const CONNECT_TIMEOUT_MS = 10_000
@@ -50,14 +64,17 @@ const LOGIN_REFUSED = new Set([4, 5, 0x86, 0x87])
 const offerCheck = Compile(HUB_TOPICS['job-offer'].schema)
 const commandCheck = Compile(HUB_TOPICS.command.schema)
 
+/** The commands the session hands on. */
+export type AgentCommand = Exclude<HubPayload<'command'>, { command: 'announce' | 'presence_recorded' }>
+
 /**
  * The hub's one MQTT session with the cloud. It reconnects by itself with exponential backoff and jitter;
  * after each connect it subscribes to its own topics, announces itself (its last will announces the loss),
- * and hands over to `onConnected` to reconcile.
+ * and hands over to `onConnected` to reconcile. It announces itself again until the cloud says it recorded
+ * the presence (`presence_recorded`): the broker's PUBACK only means the broker has the message, and a cloud
+ * node that took it and died before recording it loses it (docs/architecture.md, "What a node that dies had
+ * taken").
  */
-/** The commands the session hands on. */
-export type AgentCommand = Exclude<HubPayload<'command'>, { command: 'announce' }>
-
 export class MqttSession {
   readonly #o: SessionOptions
   readonly #backoff: Backoff
@@ -70,6 +87,9 @@ export class MqttSession {
   #lastUnreachable: string | undefined
   /** Publishes waiting for their PUBACK; failed when the connection closes, so nobody waits forever. */
   readonly #inFlight = new Set<(error: Error) => void>()
+  /** Announces the hub again while the cloud has not said it recorded this session's presence. */
+  #confirmTimer: NodeJS.Timeout | undefined
+  #confirmWaitMs = 0
 
   constructor(options: SessionOptions) {
     this.#o = options
@@ -107,6 +127,7 @@ export class MqttSession {
   async stop(): Promise<void> {
     this.#stopped = true
     clearTimeout(this.#timer)
+    clearTimeout(this.#confirmTimer)
     const client = this.#client
     this.#client = undefined
     if (!client) return
@@ -169,6 +190,7 @@ export class MqttSession {
       if (connected) logger.warn({ err: error.message }, 'mqtt error')
     })
     client.on('close', () => {
+      if (this.#client === client) clearTimeout(this.#confirmTimer)
       for (const abandon of this.#inFlight) abandon(new Error('connection closed before PUBACK'))
       this.#inFlight.clear()
       if (this.#client !== client || this.#stopped) return
@@ -224,15 +246,39 @@ export class MqttSession {
   async #onConnect(client: MqttClient): Promise<void> {
     const { agentId, logger } = this.#o
     await client.subscribeAsync([hubTopic(agentId, 'job-offer'), hubTopic(agentId, 'command')], { qos: 1 })
-    await this.publish('presence', { v: PROTOCOL_VERSION, online: true, session: this.#session })
+    // Waiting for the cloud's answer from before the presence goes, so that no answer can come first.
+    this.#confirmWaitMs = this.#o.presenceConfirmMs ?? PRESENCE_CONFIRM_MS
+    this.#awaitConfirmation()
+    await this.publish('presence', this.#presence())
     this.#backoff.reset()
     logger.info({ session: this.#session }, 'mqtt connected')
     this.#o.onConnected()
   }
 
+  #presence(): HubPayload<'presence'> {
+    return { v: PROTOCOL_VERSION, online: true, session: this.#session, confirm: true }
+  }
+
+  /** Announces the hub again if the cloud has not recorded its presence in time, waiting longer each time. */
+  #awaitConfirmation(): void {
+    clearTimeout(this.#confirmTimer)
+    const wait = this.#confirmWaitMs * (1 + Math.random() / 2)
+    this.#confirmWaitMs = Math.min(PRESENCE_CONFIRM_MAX_MS, this.#confirmWaitMs * 2)
+    this.#confirmTimer = setTimeout(() => {
+      if (this.#stopped || !this.connected) return
+      this.#o.logger.info(
+        { session: this.#session },
+        'the cloud has not recorded the hub online; announcing again',
+      )
+      this.#announce()
+      this.#awaitConfirmation()
+    }, wait)
+    this.#confirmTimer.unref?.()
+  }
+
   /** The cloud asked who is here (protocol: `announce`): presence again, then what follows a connect. */
   #announce(): void {
-    this.publish('presence', { v: PROTOCOL_VERSION, online: true, session: this.#session }).then(
+    this.publish('presence', this.#presence()).then(
       () => this.#o.onConnected(),
       (error: unknown) => this.#o.logger.debug({ err: error }, 'presence not sent'),
     )
@@ -249,7 +295,10 @@ export class MqttSession {
     if (target?.topic === 'job-offer' && offerCheck.Check(value)) this.#o.onOffer(value)
     else if (target?.topic === 'command' && commandCheck.Check(value)) {
       if (value.command === 'announce') this.#announce()
-      else this.#o.onCommand(value)
+      else if (value.command === 'presence_recorded') {
+        // An answer about an older connection says nothing of this one.
+        if (value.session === this.#session) clearTimeout(this.#confirmTimer)
+      } else this.#o.onCommand(value)
     } else this.#o.logger.warn({ topic }, 'message from the cloud dropped: it does not match the protocol')
   }
 }

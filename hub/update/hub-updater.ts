@@ -3,6 +3,7 @@ import { rm } from 'node:fs/promises'
 import type { Logger } from 'pino'
 import { readPublicKey } from '../../ota/catalog.ts'
 import { type HubUpdate, updateSettled } from '../../protocol/hub-messages.ts'
+import { acceptFreshCatalog } from './catalog-freshness.ts'
 import type { InstallLayout } from './install-layout.ts'
 import { downloadInstaller, fetchCatalog, tarballOf, UpdateFailed } from './release-download.ts'
 import { installRelease, pruneReleases } from './release-install.ts'
@@ -23,6 +24,8 @@ export interface UpdaterOptions {
   running: string
   /** The cloud's PUBLIC_URL: the catalog and installers come from its download endpoints. */
   cloudUrl: string
+  /** In the hub's data directory: the highest catalog serial it has verified (catalog-freshness.ts). */
+  catalogRecordFile: string
   /** How long a new release has, from the switch, to connect to the cloud (HUB_UPDATE_TRIAL_MS). */
   trialMs: number
   logger: Logger
@@ -40,11 +43,12 @@ export interface UpdaterOptions {
 
 /**
  * The hub's self-update (docs/hub-updates.md). Told by the cloud which release to run, it fetches the
- * catalog and verifies it with the release key of its own package, downloads that release's tarball and
- * checks its SHA-256, unpacks it beside the running release, then lets the hub stop (printing jobs finish),
- * records the trial, flips `current` and exits. The new release confirms the trial once it has connected to
- * the cloud; if it does not within the trial time it gives up, and the launcher rolls back to the previous
- * release. Every outcome is kept in the result record and reported in the hub's state.
+ * catalog, verifies it with the release key of its own package, refuses it when it is older than one it
+ * verified before or expired, downloads that release's tarball and checks its SHA-256, unpacks it beside the
+ * running release, then lets the hub stop (printing jobs finish), records the trial, flips `current` and
+ * exits. The new release confirms the trial once it has connected to the cloud; if it does not within the
+ * trial time it gives up, and the launcher rolls back to the previous release. Every outcome is kept in the
+ * result record and reported in the hub's state.
  */
 export class HubUpdater {
   readonly #o: UpdaterOptions
@@ -148,7 +152,7 @@ export class HubUpdater {
   }
 
   async #update(layout: InstallLayout, version: string): Promise<void> {
-    const { logger, running, cloudUrl } = this.#o
+    const { logger, running, cloudUrl, catalogRecordFile } = this.#o
     const before = this.#report
     this.#report = { version, status: 'in_progress', at: new Date(this.#now()).toISOString() }
     this.#o.onChange()
@@ -164,6 +168,7 @@ export class HubUpdater {
         )
       }
       const catalog = await fetchCatalog(cloudUrl, key)
+      acceptFreshCatalog(catalog, catalogRecordFile, this.#now())
       const tarball = tarballOf(catalog, version)
       const file = await downloadInstaller(cloudUrl, tarball, layout.downloadsDir)
       await installRelease(layout, version, file)

@@ -48,13 +48,32 @@ export async function fetchCatalog(cloudUrl: string, releaseKey: KeyObject): Pro
     await res.body?.cancel()
     throw new UpdateFailed('catalog_rejected', `the catalog is ${length} bytes long`)
   }
-  const text = await res.text()
+  const text = await boundedText(res, MAX_CATALOG_BYTES)
   try {
     return verifyCatalog({ text, signature: res.headers.get('x-catalog-signature') ?? '' }, releaseKey)
   } catch (error) {
     if (error instanceof CatalogError) throw new UpdateFailed('catalog_rejected', error.message)
     throw error
   }
+}
+
+/** The body as text, read no further than `maxBytes` (a body without Content-Length may never end). */
+async function boundedText(res: Response, maxBytes: number): Promise<string> {
+  const chunks: Uint8Array[] = []
+  let size = 0
+  try {
+    for await (const chunk of (res.body ?? []) as AsyncIterable<Uint8Array>) {
+      size += chunk.length
+      if (size > maxBytes)
+        throw new UpdateFailed('catalog_rejected', `the catalog is longer than ${maxBytes} bytes`)
+      chunks.push(chunk)
+    }
+  } catch (error) {
+    // Leaving the loop has cancelled the body.
+    if (error instanceof UpdateFailed) throw error
+    throw new UpdateFailed('download_failed', `the catalog could not be read: ${(error as Error).message}`)
+  }
+  return Buffer.concat(chunks).toString('utf8')
 }
 
 /** The tarball of `version` for this machine in the catalog: the unit a hub updates itself with. */

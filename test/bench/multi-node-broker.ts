@@ -45,7 +45,7 @@ export interface Restart {
 }
 
 /**
- * The broker's priority, as the README's unit for it sets (`Nice=-10`). Here it shares two cores with the nodes,
+ * The broker's priority, as the unit for it in docs/several-nodes.md sets (`Nice=-10`). Here it shares two cores with the nodes,
  * PostgreSQL and the simulated hubs; at the same priority as they, it got 12–25 % of a core while runnable
  * throughout a fleet's reconnect, took 2–4 s to stop and 3–4 s to start, and its accept queue of 100 (Mosquitto 2.0
  * listens with that backlog, no setting changes it) stayed full: 100,000 handshakes dropped, thousands of hubs

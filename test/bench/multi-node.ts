@@ -26,7 +26,7 @@ import { summarize } from './stats.ts'
  * two cloud nodes on PostgreSQL and Redis, beside the embedded single node (aedes in the cloud's process,
  * SQLite) in the same run, with the same simulated hubs (multi-node-hub-worker.ts: the hub's MQTT session as
  * the broker sees it, each with its own enrolled agent id and credential, confined to its own topics by the
- * broker), and Mosquitto at the priority the README's unit gives it (multi-node-broker.ts):
+ * broker), and Mosquitto at the priority the unit in docs/several-nodes.md gives it (multi-node-broker.ts):
  *   a. hubs held connected and authenticated at once, for a while, each sending its state report every 30 s as
  *      the real hub's health rounds do, and the CPU the cloud's processes use meanwhile;
  *   b. the cloud nodes' resident memory (VmRSS) with all of them connected;

@@ -184,8 +184,8 @@ describe('GET /agent-download-api/v1/releases', () => {
   })
 
   // Run without blocking: curl asks this process's server.
-  it('verifies with the openssl commands of the README, and those commands refuse a tampered catalog', async () => {
-    const readme = readFileSync(path.join(ROOT, 'README.md'), 'utf8')
+  it('verifies with the openssl commands of docs/releases.md, and those commands refuse a tampered catalog', async () => {
+    const readme = readFileSync(path.join(ROOT, 'docs/releases.md'), 'utf8')
     const block = /<!-- catalog-verify[^>]*-->\n```sh\n([\s\S]*?)```/.exec(readme)?.[1]
     expect(block).toBeDefined()
     const dir = path.join(work.path, 'by-hand')

@@ -3,6 +3,7 @@ import path from 'node:path'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { openStorage } from '../../cloud/storage/storage.ts'
 import { publishRelease } from '../../ota/publish.ts'
+import { withdrawRelease } from '../../ota/resign.ts'
 import { runCli } from '../helpers/cli.ts'
 import { writeFakeBuild } from '../helpers/fake-release.ts'
 import { tempDir } from '../helpers/temp-dir.ts'
@@ -39,10 +40,10 @@ describe('cloud CLI: release pin, unpin and status', () => {
     expect(result.stderr).toMatch(/^cloud: no catalog to pin from: no release has been published\n$/)
   }, 120_000)
 
+  const privateKeyPem = generateKeyPairSync('ed25519')
+    .privateKey.export({ type: 'pkcs8', format: 'pem' })
+    .toString()
   const publish = async () => {
-    const privateKeyPem = generateKeyPairSync('ed25519')
-      .privateKey.export({ type: 'pkcs8', format: 'pem' })
-      .toString()
     for (const version of ['1.0.0', '1.1.0', '1.2.0'])
       await publishRelease({
         fromDir: writeFakeBuild(path.join(DATA_DIR, `build-${version}`), version, [
@@ -109,5 +110,25 @@ describe('cloud CLI: release pin, unpin and status', () => {
     expect(both.status).toBe(2)
     expect(both.stderr).toMatch(/^cloud: give either --account ACCOUNT_ID or --hub HUB_ID\n/)
     expect(cli(['release', 'status', '--hub', 'nope']).stderr).toBe('cloud: no hub nope\n')
+  }, 120_000)
+
+  it('refuses a pin to a withdrawn release or one below the floor; a pin withdrawn since is passed over', async () => {
+    expect(json(['release', 'pin', '--hub', hubId, '--version', '1.1.0'])).toEqual({
+      agent_id: hubId,
+      release_pin: '1.1.0',
+    })
+    await withdrawRelease({ dataDir: DATA_DIR, privateKeyPem, below: '1.1.0' })
+    await withdrawRelease({ dataDir: DATA_DIR, privateKeyPem, version: '1.1.0' })
+    const withdrawn = cli(['release', 'pin', '--account', accountId, '--version', '1.1.0'])
+    expect(withdrawn.status).toBe(1)
+    expect(withdrawn.stderr).toBe(
+      'cloud: release 1.1.0 was withdrawn by the release key: hubs may not run it (the catalog has 1.2.0)\n',
+    )
+    const belowFloor = cli(['release', 'pin', '--hub', hubId, '--version', '0.9.0'])
+    expect(belowFloor.status).toBe(1)
+    expect(belowFloor.stderr).toBe(
+      'cloud: release 0.9.0 is below the catalog’s floor 1.1.0: hubs may not run it\n',
+    )
+    expect(status()).toMatchObject({ release: '1.2.0', release_source: 'catalog', hub_pin: '1.1.0' })
   }, 120_000)
 })

@@ -78,7 +78,7 @@ describe('cloud user create', () => {
     expect(create('--account', account_id, '--email', 'A@B.example', '--role', 'owner')).toStrictEqual({
       status: 1,
       stdout: '',
-      stderr: 'cloud: a user with e-mail A@B.example exists already\n',
+      stderr: `cloud: account ${account_id} has a user with e-mail A@B.example already\n`,
     })
     const badRole = create('--account', account_id, '--email', 'c@b.example', '--role', 'admin')
     expect(badRole.status).toBe(2)

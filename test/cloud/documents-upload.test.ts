@@ -106,14 +106,14 @@ describe('POST /api/v1/documents', () => {
     ])
   })
 
-  it('answers 415 for a body that is not multipart', async () => {
+  it('answers 400 for a body that is not multipart (415 is for the document type)', async () => {
     const res = await cloud.app.inject({
       method: 'POST',
       url: '/api/v1/documents',
       headers: { authorization: `Bearer ${await account.token()}`, 'content-type': 'application/json' },
       payload: { file: 'x' },
     })
-    expect(res.statusCode).toBe(415)
-    expect(res.json().error_code).toBe('unsupported_content_type')
+    expect(res.statusCode).toBe(400)
+    expect(res.json()).toMatchObject({ error: 'invalid_request', error_code: 'unsupported_content_type' })
   })
 })

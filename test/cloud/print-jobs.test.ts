@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { makePdf } from '../helpers/pdf.ts'
+import { listen } from './api/api-helpers.ts'
 import { ESCPOS_RECEIPT, startTestCloud, type TestAccount, type TestCloud } from './test-cloud.ts'
 
 describe('print jobs', () => {
@@ -211,7 +212,26 @@ describe('print jobs', () => {
     })
   })
 
-  it('answers 400 for a malformed JSON body and 415 for a body that is not JSON', async () => {
+  // Spec, Errors: 415 is "document type not supported". A body the endpoint cannot read as JSON is a malformed
+  // request (400), so that a client never takes a missing header for a bad document.
+  it('answers 400 unsupported_content_type, never 415, to a JSON body sent without Content-Type', async () => {
+    const base = await listen(cloud.app)
+    const body = Buffer.from(JSON.stringify(receipt()))
+    const res = await fetch(`${base}/api/v1/print-jobs/from-base64`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${token}` },
+      body,
+    })
+    expect(res.status).toBe(400)
+    expect(res.headers.get('content-type')).toBe('application/json; charset=utf-8')
+    expect(await res.json()).toStrictEqual({
+      error: 'invalid_request',
+      error_code: 'unsupported_content_type',
+      message: 'The request has a body but no Content-Type header.',
+    })
+  })
+
+  it('answers 400 for a malformed JSON body and for a body that is not JSON', async () => {
     const malformed = await cloud.app.inject({
       method: 'POST',
       url: '/api/v1/print-jobs/from-base64',
@@ -226,8 +246,12 @@ describe('print jobs', () => {
       headers: { authorization: `Bearer ${token}`, 'content-type': 'text/plain' },
       payload: 'hello',
     })
-    expect(text.statusCode).toBe(415)
-    expect(text.json().error_code).toBe('unsupported_content_type')
+    expect(text.statusCode).toBe(400)
+    expect(text.json()).toStrictEqual({
+      error: 'invalid_request',
+      error_code: 'unsupported_content_type',
+      message: 'This endpoint does not take that Content-Type.',
+    })
   })
 
   it('answers 404 for an unknown job and 422 for an id that is not a uuid', async () => {

@@ -194,7 +194,7 @@ describe('PDF jobs, end to end through real processes', () => {
   it(
     'refuses the hostile PDF (%PDF-1.4 and garbage) before it becomes a job; nothing reaches the printer and the next label prints',
     async () => {
-      // The cloud inspects every PDF with Ghostscript when it is submitted (README: document inspection), so
+      // The cloud inspects every PDF with Ghostscript when it is submitted (docs/printing-api.md: document inspection), so
       // this file is refused there and never reaches a hub; see the overlong page below for the hub's own
       // render_failed.
       const simulator = simulators.zpl

@@ -146,7 +146,7 @@ it('decodes collated copies of the 3-page label and the quantity of a 1-page one
   expect(overlap(single[0]!.page, label)).toBe(1)
 })
 
-// The cloud inspects every PDF with Ghostscript before it takes a job (README, document inspection). The
+// The cloud inspects every PDF with Ghostscript before it takes a job (docs/printing-api.md, document inspection). The
 // printable fixtures and the overlong page pass it (so they reach the hub); the hostile PDF does not.
 const inspector = createPdfInspector({
   timeoutMs: 15_000,

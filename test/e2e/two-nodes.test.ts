@@ -19,11 +19,11 @@ import { RetryingClient } from './retrying-client.ts'
  * Issue 9 point 5: two cloud nodes on one PostgreSQL, one Mosquitto and one Redis, behind a TCP load balancer
  * that takes them in turn, with a real hub and two simulated printers. Jobs are created through the balancer
  * and through each node directly; node A is killed with SIGKILL while jobs flow. Node B carries on: the jobs
- * created after the kill reach the printers while A is down. A comes back with its MQTT_CLIENT_ID, as its
- * systemd unit restarts it, and gets the hub messages Mosquitto kept in its session for it (a shared
- * subscription's message never moves to another member: eclipse/mosquitto#2662); a report A had taken but not
- * recorded is recovered by asking the hub again (cloud/dispatch/silent-jobs.ts). Every job ends printed and
- * each job's bytes are at its printer exactly once.
+ * created after the kill reach the printers while A is down: A's session ended with its connection, so the
+ * broker gives every hub message to B. A comes back with its MQTT_CLIENT_ID and port, as its systemd unit
+ * restarts it (a new session: nodes come and go, test/e2e/nodes-come-and-go.test.ts); a report A had taken but
+ * not recorded is recovered by asking the hub again (cloud/dispatch/silent-jobs.ts). Every job ends printed
+ * and each job's bytes are at its printer exactly once.
  */
 const BEFORE_KILL = 20
 const AFTER_KILL = 20

@@ -51,15 +51,21 @@ export function writeFakeBuild(
 
 /**
  * Publishes fake builds (one installer of each format for each architecture, arm64 unless told) into the data
- * directory `dataDir()` names at each call, as `ota publish` does, all signed with one fresh Ed25519 key.
+ * directory `dataDir()` names at each call, as `ota publish` does, all signed with one fresh Ed25519 key
+ * (`privateKeyPem`, for `ota withdraw` and `ota resign` in a test). `signed` sets the time of signing and
+ * how long the catalog is valid.
  */
 export function fakeReleasePublisher(
   dataDir: () => string,
-): (version: string, architectures?: Architecture[]) => ReturnType<typeof publishRelease> {
+): ((
+  version: string,
+  architectures?: Architecture[],
+  signed?: { now?: Date; expiresInDays?: number },
+) => ReturnType<typeof publishRelease>) & { privateKeyPem: string } {
   const privateKeyPem = generateKeyPairSync('ed25519')
     .privateKey.export({ type: 'pkcs8', format: 'pem' })
     .toString()
-  return (version, architectures = ['arm64']) =>
+  const publish = (version: string, architectures: Architecture[] = ['arm64'], signed = {}) =>
     publishRelease({
       fromDir: writeFakeBuild(
         path.join(dataDir(), `build-${version}`),
@@ -68,5 +74,7 @@ export function fakeReleasePublisher(
       ),
       dataDir: dataDir(),
       privateKeyPem,
+      ...signed,
     })
+  return Object.assign(publish, { privateKeyPem })
 }

@@ -145,6 +145,12 @@ beforeAll(async () => {
       OTA_SIGNING_KEY: keyFile,
     })
     expect(publish.stderr).toBe('')
+    // Each publish signs the next serial: the first catalog is kept to be put back (a rollback attempt).
+    if (version === OLD)
+      copyFileSync(
+        path.join(cloud.dataDir, 'releases/catalog.json'),
+        path.join(work, 'catalog-serial-1.json'),
+      )
   }
   // The catalog's current release is 1.1.0; the account's hubs are held at 1.0.0 until a test moves one.
   expect(cli(['release', 'pin', '--account', accountId, '--version', OLD])).toEqual({
@@ -207,6 +213,8 @@ describe('a hub updates itself, with jobs in flight', () => {
         .map((b) => b.toString('latin1'))
         .join(''),
     )
+    // The hub keeps the serial of the catalog it verified in its data directory, for every later release.
+    expect(readFileSync(path.join(hub.dataDir, 'release-catalog'), 'utf8')).toBe('serial=2\n')
     // The spool was carried over in place, at the version both releases know.
     const spool = new Database(path.join(hub.dataDir, 'spool.sqlite'), { readonly: true })
     expect(spool.pragma('user_version', { simple: true })).toBe(1)
@@ -304,6 +312,28 @@ describe('a tampered catalog or installer is refused and reported', () => {
       writeFileSync(installerFile(), original)
       await hub.hub.stop()
     }
+  }, 120_000)
+
+  it('an older catalog put back in DATA_DIR: the cloud refuses to serve it and to pin from it', async () => {
+    const catalogFile = path.join(cloud.dataDir, 'releases/catalog.json')
+    const newest = readFileSync(catalogFile)
+    copyFileSync(path.join(work, 'catalog-serial-1.json'), catalogFile)
+    try {
+      const res = await fetch(`${cloud.url}/agent-download-api/v1/releases`)
+      expect(res.status).toBe(503)
+      expect(((await res.json()) as { error_code: string }).error_code).toBe('release_catalog_unavailable')
+      const pin = runCli('cloud/cli.ts', ['release', 'pin', '--account', accountId, '--version', OLD], {
+        DATA_DIR: cloud.dataDir,
+      })
+      expect(pin.status).toBe(1)
+      expect(pin.stderr).toBe(
+        'cloud: no catalog to pin from: the catalog has serial 1, lower than serial 2 this cloud has served: ' +
+          'an older catalog was put back (restore the newer one, or re-sign with ota resign --serial 3)\n',
+      )
+    } finally {
+      writeFileSync(catalogFile, newest)
+    }
+    expect((await fetch(`${cloud.url}/agent-download-api/v1/releases`)).status).toBe(200)
   }, 120_000)
 
   it('a catalog signed by another key than the one in the hub’s package', async () => {

@@ -514,14 +514,20 @@ describe('a truthful contract', () => {
     expect(header).toMatchObject({ required: false, schema: { type: 'string', enum: ['true'] } })
   })
 
-  it('document_url is a uri and document_base64 is byte', () => {
+  it('document_url is a uri and document_base64 is Base64 content whose line breaks are allowed', () => {
     const url = jsonBody(operation('/api/v1/print-jobs/from-url', 'post')).properties as Record<string, Json>
     const b64 = jsonBody(operation('/api/v1/print-jobs/from-base64', 'post')).properties as Record<
       string,
       Json
     >
     expect(url.document_url).toMatchObject({ type: 'string', format: 'uri' })
-    expect(b64.document_base64).toMatchObject({ type: 'string', format: 'byte' })
+    // Not `format: byte` (RFC 4648 without line breaks): OpenAPI 3.1 says contentEncoding (issue 26, point 5).
+    expect(b64.document_base64).toMatchObject({
+      type: 'string',
+      contentEncoding: 'base64',
+      pattern: '^[A-Za-z0-9+/\\r\\n]*(?:=[\\r\\n]*){0,2}$',
+    })
+    expect(b64.document_base64?.format).toBeUndefined()
   })
 
   it('the token request requires grant_type client_credentials', () => {

@@ -73,14 +73,14 @@ describe('X-Request-Id over real HTTP', () => {
       400,
     ],
     [
-      'a 415 for a wrong content type',
+      'a 400 for a wrong content type',
       (h) =>
         fetch(`${base}/api/v1/print-jobs`, {
           method: 'POST',
           headers: { ...bearer(token), 'content-type': 'application/xml', ...h },
           body: '<print/>',
         }),
-      415,
+      400,
     ],
     ['the OpenAPI document', (h) => fetch(`${base}/openapi.json`, { headers: h }), 200],
     [
@@ -195,7 +195,7 @@ describe('the status of a body in a content type the endpoint does not take', ()
     ['application/xml', '<print/>'],
     ['text/plain', 'print this'],
     ['application/x-www-form-urlencoded', `printer_id=${'0'.repeat(8)}-0000-4000-8000-${'0'.repeat(12)}`],
-  ])('POST /api/v1/print-jobs with %s → 415 unsupported_content_type', async (contentType, payload) => {
+  ])('POST /api/v1/print-jobs with %s → 400 unsupported_content_type', async (contentType, payload) => {
     const res = await cloud.app.inject({
       method: 'POST',
       url: '/api/v1/print-jobs',

@@ -57,7 +57,6 @@ beforeAll(async () => {
     logger,
     revokedSince: async () => revoked,
     revocationCheckMs: 100,
-    sessionExpirySeconds: 0,
   })
 }, 30_000)
 

@@ -11,8 +11,8 @@ import { enroll, seedAccount, startFullCloud } from '../hub-link.ts'
 import { type CloudMosquitto, startCloudMosquitto } from './mosquitto-peer.ts'
 
 /**
- * After a Mosquitto 2.0.11 restart a node's restored shared subscriptions deliver nothing until it drops and
- * makes them again, and a hub that reconnects before that publishes its presence to no one. The node
+ * After a Mosquitto restart a hub that reconnects before the node has subscribed again publishes its presence
+ * to no one. The node
  * asks every hub to announce itself once it is subscribed again (protocol: `announce`), and the hub's real
  * MQTT session answers with its presence. The node reaches Mosquitto through a relay held down while the
  * broker restarts, so that the hub is back first, as it is with thousands of hubs.

@@ -23,7 +23,6 @@ function node(clientId: string) {
     logger,
     revokedSince: async () => [],
     revocationCheckMs: 60_000,
-    sessionExpirySeconds: 0,
   })
 }
 
@@ -101,6 +100,57 @@ describe('cloud nodes on Mosquitto', () => {
     }
     await expect.poll(() => seen.length).toBe(ids.length)
     expect(seen.sort()).toEqual([...ids].sort())
+    await hub.endAsync()
+  })
+
+  it('hands every message to exactly one node when one leaves while hubs publish (a node stopped with SIGTERM)', async () => {
+    const seen = new Map<string, string[]>()
+    const a = await node(`cloud-test-a-${randomUUID()}`)
+    const b = await node(`cloud-test-b-${randomUUID()}`)
+    nodes.push(b)
+    // A topic of its own: the nodes of the tests above still take their shares of theirs.
+    for (const [name, each] of [
+      ['a', a],
+      ['b', b],
+    ] as const)
+      await each.bus.subscribe('job-waiting', async (_agentId, report) => {
+        // A handler that takes a while, as one that writes to the database does.
+        await new Promise((resolve) => setTimeout(resolve, 5))
+        seen.set(report.print_job_id, [...(seen.get(report.print_job_id) ?? []), name])
+      })
+    const agentId = randomUUID()
+    const credential = `hub_${randomUUID()}`
+    await b.provisionHub(agentId, credential)
+    const hub = await mqtt.connectAsync(mosquitto.server.url, {
+      clientId: agentId,
+      username: agentId,
+      password: credential,
+      reconnectPeriod: 0,
+    })
+    const ids = Array.from({ length: 2000 }, () => randomUUID())
+    const published = Promise.all(
+      ids.map((id) =>
+        hub.publishAsync(
+          hubTopic(agentId, 'job-waiting'),
+          JSON.stringify({
+            v: PROTOCOL_VERSION,
+            print_job_id: id,
+            reason: null,
+            at: new Date().toISOString(),
+          }),
+          { qos: 1 },
+        ),
+      ),
+    )
+    // A leaves in the middle of the stream: what it had been sent it handles, the rest goes to B.
+    await expect.poll(() => [...seen.values()].filter((by) => by.includes('a')).length).toBeGreaterThan(50)
+    await a.leave()
+    expect(a.ready()).toBe(false)
+    await a.close()
+    await published
+    await expect.poll(() => seen.size, { timeout: 20_000 }).toBe(ids.length)
+    expect([...seen.values()].filter((by) => by.length !== 1)).toEqual([])
+    expect(new Set([...seen.values()].flat())).toEqual(new Set(['a', 'b']))
     await hub.endAsync()
   })
 })

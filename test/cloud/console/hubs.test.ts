@@ -98,7 +98,7 @@ describe('console hubs pages', () => {
     expect(textOf(res.body)).toContain('Enrollment created. Connect the hub with it as shown below.')
     expect(res.body).toContain(`<code id="enrollment-token">${token}</code>`)
     const text = textOf(res.body)
-    // The packaged hub's settings (packaging/print-hub.default) and its service, as README "Install a hub".
+    // The packaged hub's settings (packaging/print-hub.default) and its service, as docs/releases.md "Install a hub".
     expect(text).toContain(
       [
         "sudo tee /etc/default/print-hub >/dev/null <<'EOF'",

@@ -40,14 +40,16 @@ describe('console set-password link', () => {
     const set = await setPassword(PASSPHRASE, PASSPHRASE, session)
     expect(set.statusCode).toBe(303)
     expect(set.headers.location).toBe('/console/sign-in?done=password-set')
-    const stored = await harness.cloud.storage.users.findForSignIn(email)
+    const [stored] = await harness.cloud.storage.users.findForSignIn(email)
     expect(stored?.passwordHash).toMatch(/^scrypt\$32768\$8\$3\$[\w-]{22}\$[\w-]{43}$/)
 
     const again = await setPassword('another passphrase')
     expect(again.statusCode).toBe(410)
     expect(again.body).toContain('This link has been used.')
     expect((await consoleSession(harness.cloud).get(`/console/set-password/${token}`)).statusCode).toBe(410)
-    expect((await harness.cloud.storage.users.findForSignIn(email))?.passwordHash).toBe(stored?.passwordHash)
+    expect((await harness.cloud.storage.users.findForSignIn(email))[0]?.passwordHash).toBe(
+      stored?.passwordHash,
+    )
     const signedIn = await consoleSession(harness.cloud).post('/console/sign-in', {
       email,
       password: PASSPHRASE,
@@ -63,7 +65,7 @@ describe('console set-password link', () => {
     expect(page.statusCode).toBe(410)
     expect(page.body).toContain('This link has expired.')
     expect((await setPassword(PASSPHRASE)).statusCode).toBe(410)
-    expect((await harness.cloud.storage.users.findForSignIn(email))?.passwordHash).toBeNull()
+    expect((await harness.cloud.storage.users.findForSignIn(email))[0]?.passwordHash).toBeNull()
   })
 
   it('wants 8 to 128 characters and the same password twice; the link stays usable meanwhile', async () => {

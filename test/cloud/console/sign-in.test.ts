@@ -1,4 +1,5 @@
 import { afterEach, describe, expect, it } from 'vitest'
+import { hashPassword } from '../../../cloud/auth/passwords.ts'
 import { hashSecret } from '../../../cloud/auth/secrets.ts'
 import { safeNext } from '../../../cloud/console/sign-in-pages.ts'
 import { CONSOLE_PASSWORD, type ConsoleHarness, ManualClock, startConsoleHarness } from './console-harness.ts'
@@ -83,6 +84,117 @@ describe('console sign-in and sign-out', () => {
     )
     const overHttp = await harness.cloud.app.inject({ method: 'GET', url: '/console/sign-in' })
     expect(overHttp.headers['set-cookie']).toBeUndefined()
+  })
+
+  it('over https accepts the Secure session cookie on https requests only, never on a plain-http one', async () => {
+    await start({ PUBLIC_URL: 'https://console.example', TRUST_PROXY: 'true' })
+    const email = 'secure-owner@example.test'
+    const user = await harness.cloud.storage.users.create(
+      { accountId: harness.account.accountId, email, role: 'owner' },
+      new Date(),
+    )
+    await harness.cloud.storage.users.setPasswordHash(
+      user?.user_id ?? '',
+      await hashPassword(CONSOLE_PASSWORD),
+    )
+    const overHttps = { 'x-forwarded-proto': 'https' }
+    const inject = (method: 'GET' | 'POST', url: string, headers: Record<string, string>, payload?: string) =>
+      harness.cloud.app.inject({ method, url, headers, ...(payload !== undefined && { payload }) })
+    const form = await inject('GET', '/console/sign-in', overHttps)
+    const planted = /__Host-console_session=([A-Za-z0-9_-]+)/.exec(String(form.headers['set-cookie']))?.[1]
+    const csrf = /name="_csrf" value="([^"]*)"/.exec(form.body)?.[1] ?? ''
+    const signedIn = await inject(
+      'POST',
+      '/console/sign-in',
+      {
+        ...overHttps,
+        cookie: `__Host-console_session=${planted}`,
+        'content-type': 'application/x-www-form-urlencoded',
+      },
+      new URLSearchParams({ _csrf: csrf, email, password: CONSOLE_PASSWORD }).toString(),
+    )
+    expect(signedIn.statusCode).toBe(303)
+    const id = /__Host-console_session=([A-Za-z0-9_-]+)/.exec(String(signedIn.headers['set-cookie']))?.[1]
+    const cookie = { cookie: `__Host-console_session=${id}` }
+    expect((await inject('GET', '/console', { ...overHttps, ...cookie })).statusCode).toBe(200)
+    // The same cookie on a plain-http request (no TLS, nothing from the proxy saying there was) signs no one in.
+    const plain = await inject('GET', '/console', cookie)
+    expect(plain.statusCode).toBe(303)
+    expect(plain.headers.location).toBe('/console/sign-in?next=%2Fconsole')
+    expect(plain.headers['set-cookie']).toBeUndefined()
+    const plainHttpProto = await inject('GET', '/console/users', { 'x-forwarded-proto': 'http', ...cookie })
+    expect(plainHttpProto.statusCode).toBe(303)
+    // The session itself is untouched: over https it still works.
+    expect((await inject('GET', '/console', { ...overHttps, ...cookie })).statusCode).toBe(200)
+  })
+
+  // An e-mail is unique per account (issue 26, point 4): one address may be a user of several accounts, each
+  // with a password of its own. The password decides; where it is right for several, the person picks one.
+  it('signs an address in to the account whose password it gave, and offers a choice when several fit', async () => {
+    await start()
+    const here = await harness.signIn('member')
+    const email = here.user.email
+    const there = await harness.cloud.storage.users.create(
+      { accountId: harness.otherAccount.accountId, email, role: 'owner' },
+      new Date(),
+    )
+    const thirdAccount = await harness.cloud.createAccount('Third shop')
+    const third = await harness.cloud.storage.users.create(
+      { accountId: thirdAccount.accountId, email, role: 'owner' },
+      new Date(),
+    )
+    await harness.cloud.storage.users.setPasswordHash(
+      third?.user_id ?? '',
+      await hashPassword('a third password'),
+    )
+    const signIn = (password: string, next = '/console/printers') => {
+      const session = harness.anonymous()
+      return { session, answer: session.post('/console/sign-in', { email, password, next }) }
+    }
+    // Only the third account's password: straight in, to that account.
+    const alone = signIn('a third password')
+    expect((await alone.answer).statusCode).toBe(303)
+    expect((await alone.session.get('/console/users')).statusCode).toBe(200)
+
+    // The same password in two accounts (the third's differs): a page naming those two, nothing signed in yet.
+    await harness.cloud.storage.users.setPasswordHash(
+      there?.user_id ?? '',
+      await hashPassword(CONSOLE_PASSWORD),
+    )
+    const both = signIn(CONSOLE_PASSWORD)
+    const choice = await both.answer
+    expect(choice.statusCode).toBe(200)
+    expect(choice.body).toContain('<h1>Choose an account</h1>')
+    const offered = [
+      ...choice.body.matchAll(/name="user_id" value="([^"]+)">\n<button type="submit">([^<]+) </g),
+    ]
+    expect(offered.map((m) => [m[1], m[2]])).toStrictEqual([
+      [here.user.userId, 'Corner shop'],
+      [there?.user_id, 'Other shop'],
+    ])
+    expect(choice.body).not.toContain('Third shop')
+    expect((await both.session.get('/console')).statusCode).toBe(303)
+    // A user id it was not offered (the third account's) signs no one in.
+    const forged = await both.session.post('/console/sign-in/account', { user_id: third?.user_id ?? '' })
+    expect(forged.statusCode).toBe(303)
+    expect(forged.headers.location).toBe('/console/sign-in')
+    expect((await both.session.get('/console')).statusCode).toBe(303)
+    const chosen = await both.session.post('/console/sign-in/account', { user_id: there?.user_id ?? '' })
+    expect(chosen.statusCode).toBe(303)
+    expect(chosen.headers.location).toBe('/console/printers')
+    expect((await both.session.get('/console/users')).statusCode).toBe(200)
+    const users = (await both.session.get('/console/users')).body
+    expect(users).not.toContain(harness.account.accountId)
+
+    // The choice lasts five minutes.
+    const late = signIn(CONSOLE_PASSWORD)
+    expect((await late.answer).statusCode).toBe(200)
+    clock.advance(5 * MINUTE)
+    const tooLate = await late.session.post('/console/sign-in/account', { user_id: here.user.userId })
+    expect(tooLate.headers.location).toBe('/console/sign-in')
+    expect((await late.session.get('/console')).statusCode).toBe(303)
+    // A wrong password for all three is the one answer.
+    expect((await signIn('not any of them').answer).statusCode).toBe(422)
   })
 
   it('gives a new session id at sign-in: the id held before signs no one in (session fixation)', async () => {

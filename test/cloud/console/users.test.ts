@@ -1,5 +1,10 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest'
-import { type ConsoleHarness, consoleSession, startConsoleHarness } from './console-harness.ts'
+import {
+  CONSOLE_PASSWORD,
+  type ConsoleHarness,
+  consoleSession,
+  startConsoleHarness,
+} from './console-harness.ts'
 
 const SET_PASSWORD_URL =
   /<code id="set-password-url">(http:\/\/127\.0\.0\.1:8080\/console\/set-password\/(spw_[\w-]+))<\/code>/
@@ -77,7 +82,7 @@ describe('console Users page', () => {
       role: 'member',
     })
     expect(taken.statusCode).toBe(422)
-    expect(taken.body).toContain('A user with this e-mail already exists.')
+    expect(taken.body).toContain('This account already has a user with this e-mail.')
     const malformed = await owner.post('/console/users', { email: 'not an address', role: 'member' })
     expect(malformed.statusCode).toBe(422)
     expect(malformed.body).toContain('value="not an address"')
@@ -85,6 +90,66 @@ describe('console Users page', () => {
     expect(role.statusCode).toBe(422)
     expect(role.body).toContain('Choose a role.')
     expect((await harness.cloud.storage.users.listByAccount(owner.user.accountId)).length).toBe(1)
+  })
+
+  // Issue 26, point 4: adding a user must not tell an owner whether an address is a customer elsewhere.
+  it('adds an address that another account uses exactly as a new one, with no access to that account', async () => {
+    const owner = await harness.signIn('owner')
+    const elsewhere = await harness.signIn('owner', harness.otherAccount.accountId)
+    /** The answer to adding `email`, with the address and the link's token taken out. */
+    const add = async (email: string) => {
+      const added = await owner.post('/console/users', { email, role: 'member' })
+      const [, , token = ''] = SET_PASSWORD_URL.exec(added.body) ?? []
+      const created =
+        /<section aria-labelledby="created-heading">[\s\S]*?<\/section>/.exec(added.body)?.[0] ?? ''
+      const notice = /<p class="notice[^>]*>[^<]*<\/p>/.exec(added.body)?.[0]
+      return {
+        status: added.statusCode,
+        token,
+        shown: {
+          notice,
+          created: created.replaceAll(email.toLowerCase(), 'EMAIL').replaceAll(token, 'TOKEN'),
+        },
+      }
+    }
+    const known = await add(elsewhere.user.email.toUpperCase())
+    const unknown = await add('nobody-yet@example.test')
+    expect(known.status).toBe(201)
+    const [before] = await harness.cloud.storage.users.findForSignIn(elsewhere.user.email)
+    expect(known.shown).toStrictEqual(unknown.shown)
+    expect(known.shown.notice).toBe('<p class="notice ok" role="status">User added.</p>')
+    const listed = (await owner.get('/console/users')).body
+    expect(listed).toContain(
+      `${elsewhere.user.email}</th>\n<td>member</td>\n<td><span class="badge warn">not set yet</span>`,
+    )
+
+    // The link makes a user of this account with a password of its own; the other account's user, its
+    // password and its session are untouched, and neither password opens the other account.
+    const person = consoleSession(harness.cloud)
+    await person.get(`/console/set-password/${known.token}`)
+    const set = await person.post(`/console/set-password/${known.token}`, {
+      password: 'another long passphrase',
+      confirmation: 'another long passphrase',
+    })
+    expect(set.statusCode).toBe(303)
+    const [still] = (await harness.cloud.storage.users.findForSignIn(elsewhere.user.email)).filter(
+      (c) => c.user.account_id === harness.otherAccount.accountId,
+    )
+    expect(still).toStrictEqual(before)
+    expect((await elsewhere.get('/console/users')).statusCode).toBe(200)
+    const signIn = async (password: string) => {
+      const session = consoleSession(harness.cloud)
+      const answer = await session.post('/console/sign-in', { email: elsewhere.user.email, password })
+      expect(answer.statusCode).toBe(303)
+      return session
+    }
+    const here = await signIn('another long passphrase')
+    expect((await here.get('/console/users')).statusCode).toBe(403)
+    expect((await here.get('/console')).body).toContain(`<span class="who">${elsewhere.user.email}</span>`)
+    const there = await signIn(CONSOLE_PASSWORD)
+    const theirUsers = await there.get('/console/users')
+    expect(theirUsers.statusCode).toBe(200)
+    expect(theirUsers.body).not.toContain('nobody-yet@example.test')
   })
 
   it('removes a user, whose sessions end at once; not yourself; another account’s user is a 404', async () => {

@@ -1,9 +1,10 @@
 import { randomUUID } from 'node:crypto'
+import { readFileSync } from 'node:fs'
 import path from 'node:path'
 import Database from 'better-sqlite3'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { generateSecret, hashSecret } from '../../../cloud/auth/secrets.ts'
-import type { ManagedAccount } from '../../../protocol/partner.ts'
+import { HealthSummary, type ManagedAccount } from '../../../protocol/partner.ts'
 import { bearer, expectInjectedError, field, ISO_DATE_TIME, UUID } from '../api/api-helpers.ts'
 import { LABEL_PRINTER, startTestCloud, type TestCloud } from '../test-cloud.ts'
 import { accountRequest, type Partner, registerPartner } from './partner-helpers.ts'
@@ -279,6 +280,16 @@ describe('partner management: accounts', () => {
       expect(inList.health).toStrictEqual(res.json().health)
     })
 
+    it('docs/developer-platform.md names the keys of `health` that the service answers', () => {
+      const text = readFileSync(new URL('../../../docs/developer-platform.md', import.meta.url), 'utf8')
+      const described = /carries `health`:.*?\n\n/s.exec(text)?.[0] ?? ''
+      expect(described).not.toBe('')
+      for (const [group, schema] of Object.entries(HealthSummary.properties)) {
+        expect(described).toContain(`\`${group}\``)
+        for (const key of Object.keys(schema.properties)) expect(described).toContain(`\`${key}\``)
+      }
+    })
+
     it("answers 404 for another application's account or an unknown one, 422 for an invalid id", async () => {
       expectInjectedError(await rival.request('GET', `${ACCOUNTS}/${mine[0]}`), 'managed_account_not_found')
       expectInjectedError(
@@ -316,10 +327,9 @@ describe('partner management: accounts', () => {
       expect((await printers(issued)).statusCode).toBe(200)
 
       // resume is for suspended accounts only.
-      expectInjectedError(await partner.request('POST', `${url}/resume`), 'account_action_not_allowed', {
-        state: 'active',
-        action: 'resume',
-      })
+      const resumeActive = await partner.request('POST', `${url}/resume`)
+      expectInjectedError(resumeActive, 'account_action_not_allowed', { state: 'active', action: 'resume' })
+      expect(resumeActive.json().message).toBe('An active account cannot be resumed.')
 
       const suspended = await partner.request('POST', `${url}/suspend`)
       expect(suspended.statusCode, suspended.body).toBe(200)

@@ -4,7 +4,7 @@ import { makePdf } from '../../helpers/pdf.ts'
 import { ESCPOS_RECEIPT, startTestCloud, type TestAccount, type TestCloud } from '../test-cloud.ts'
 
 /**
- * README, "Behaviour the spec leaves open" → order of checks: a malformed request (400) before fields and
+ * docs/printing-api.md, "Behaviour the spec leaves open" → order of checks: a malformed request (400) before fields and
  * references (422), before the route and the queue (409); options are checked against the printer's
  * capabilities as fields (422), and RAW payloads ignore the options that only shape rendering.
  */

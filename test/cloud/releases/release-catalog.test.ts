@@ -1,6 +1,8 @@
+import { copyFileSync } from 'node:fs'
 import path from 'node:path'
 import { afterEach, beforeEach, describe, expect, it } from 'vitest'
 import { CatalogUnavailable, ReleaseCatalog } from '../../../cloud/releases/release-catalog.ts'
+import { openStorage, type Storage } from '../../../cloud/storage/storage.ts'
 import { fakeReleasePublisher } from '../../helpers/fake-release.ts'
 import { tempDir } from '../../helpers/temp-dir.ts'
 
@@ -11,16 +13,23 @@ import { tempDir } from '../../helpers/temp-dir.ts'
  */
 describe('release catalog files, read again when they change', () => {
   let dir: ReturnType<typeof tempDir>
+  let storage: Storage
   let catalog: ReleaseCatalog
   const publish = fakeReleasePublisher(() => dir.path)
   const currentVersion = async (maxAgeMs?: number) =>
     (await catalog.current(maxAgeMs)).catalog.current.version
 
-  beforeEach(() => {
+  const releasesDir = () => path.join(dir.path, 'releases')
+
+  beforeEach(async () => {
     dir = tempDir('release-catalog-')
-    catalog = new ReleaseCatalog(path.join(dir.path, 'releases'))
+    storage = await openStorage({ dataDir: dir.path })
+    catalog = new ReleaseCatalog(releasesDir(), storage.servedCatalogs)
   })
-  afterEach(() => dir.remove())
+  afterEach(async () => {
+    await storage.close()
+    dir.remove()
+  })
 
   it('serves a newly published catalog at once when asked without an age', async () => {
     await expect(catalog.current()).rejects.toBeInstanceOf(CatalogUnavailable)
@@ -39,5 +48,35 @@ describe('release catalog files, read again when they change', () => {
     expect(await currentVersion(60_000)).toBe('1.0.0')
     expect(await currentVersion()).toBe('1.1.0')
     expect(await currentVersion(60_000)).toBe('1.1.0')
+  })
+
+  it('refuses an older catalog put back in place of the one it served, also after a restart (the database remembers)', async () => {
+    await publish('1.0.0')
+    const catalogFile = path.join(releasesDir(), 'catalog.json')
+    copyFileSync(catalogFile, path.join(dir.path, 'catalog-serial-1.json'))
+    await publish('1.1.0')
+    expect(await currentVersion()).toBe('1.1.0')
+    copyFileSync(path.join(dir.path, 'catalog-serial-1.json'), catalogFile)
+    const refusal = new CatalogUnavailable(
+      'the catalog has serial 1, lower than serial 2 this cloud has served: an older catalog was put back ' +
+        '(restore the newer one, or re-sign with ota resign --serial 3)',
+    )
+    await expect(catalog.current()).rejects.toThrow(refusal)
+    await expect(new ReleaseCatalog(releasesDir(), storage.servedCatalogs).current()).rejects.toThrow(refusal)
+    // A publish over the old file signs serial 2 again, with other contents than the served serial 2.
+    await publish('1.2.0')
+    await expect(catalog.current()).rejects.toThrow(
+      new CatalogUnavailable(
+        'the catalog has serial 2, as the one this cloud has served, but other contents: it was signed over an ' +
+          'older catalog (re-sign with ota resign --serial 3)',
+      ),
+    )
+  })
+
+  it('serves a catalog of the same serial again (another node, a restart)', async () => {
+    await publish('1.0.0')
+    expect(await currentVersion()).toBe('1.0.0')
+    const again = new ReleaseCatalog(releasesDir(), storage.servedCatalogs)
+    expect((await again.current()).catalog.current.version).toBe('1.0.0')
   })
 })

@@ -7,16 +7,34 @@ const at = '2026-03-01T00:00:00.000Z'
 const update = (version: string, status: HubUpdate['status']): HubUpdate => ({ version, status, at })
 
 describe('which release a hub runs', () => {
+  const release = (version: string) => ({ version, released_at: at, notes: '', installers: [] })
+  const catalog = (...versions: string[]) => ({
+    current: release(versions[0]!),
+    releases: versions.map(release),
+  })
+
   it('a hub pin first, then the account pin, then the catalog’s current release', () => {
-    expect(chooseRelease({ hub_pin: '1.0.0', account_pin: '1.1.0' }, '1.2.0')).toEqual({
+    const listed = catalog('1.2.0', '1.1.0', '1.0.0')
+    expect(chooseRelease({ hub_pin: '1.0.0', account_pin: '1.1.0' }, listed)).toEqual({
       version: '1.0.0',
       source: 'hub_pin',
     })
-    expect(chooseRelease({ hub_pin: null, account_pin: '1.1.0' }, '1.2.0')).toEqual({
+    expect(chooseRelease({ hub_pin: null, account_pin: '1.1.0' }, listed)).toEqual({
       version: '1.1.0',
       source: 'account_pin',
     })
-    expect(chooseRelease({ hub_pin: null, account_pin: null }, '1.2.0')).toEqual({
+    expect(chooseRelease({ hub_pin: null, account_pin: null }, listed)).toEqual({
+      version: '1.2.0',
+      source: 'catalog',
+    })
+  })
+
+  it('passes over a pin to a release the catalog no longer lists (withdrawn, below the floor)', () => {
+    expect(chooseRelease({ hub_pin: '1.0.0', account_pin: '1.1.0' }, catalog('1.2.0', '1.1.0'))).toEqual({
+      version: '1.1.0',
+      source: 'account_pin',
+    })
+    expect(chooseRelease({ hub_pin: '1.0.0', account_pin: '1.1.0' }, catalog('1.2.0'))).toEqual({
       version: '1.2.0',
       source: 'catalog',
     })

@@ -5,6 +5,7 @@ import type { HubBus } from '../../../cloud/broker/hub-bus.ts'
 import { ReleaseCatalog } from '../../../cloud/releases/release-catalog.ts'
 import { ReleaseRollout } from '../../../cloud/releases/release-rollout.ts'
 import { openStorage, type Storage } from '../../../cloud/storage/storage.ts'
+import { withdrawRelease } from '../../../ota/resign.ts'
 import type { HubPayload, HubUpdate } from '../../../protocol/hub-messages.ts'
 import { fakeReleasePublisher } from '../../helpers/fake-release.ts'
 import { tempDir } from '../../helpers/temp-dir.ts'
@@ -27,6 +28,7 @@ describe('release roll-out: what a hub is told after its state report (real SQLi
   let dir: ReturnType<typeof tempDir>
   let storage: Storage
   let sent: { agentId: string; payload: unknown }[]
+  let logged: { level: number; msg: string }[]
   let rollout: ReleaseRollout
   let accountId: string
   let hubId: string
@@ -42,11 +44,16 @@ describe('release roll-out: what a hub is told after its state report (real SQLi
       },
       async subscribe() {},
     }
+    logged = []
+    const logger = pino(
+      { level: 'info' },
+      { write: (line: string) => logged.push(JSON.parse(line) as { level: number; msg: string }) },
+    )
     rollout = new ReleaseRollout({
       storage,
       bus,
-      catalog: new ReleaseCatalog(path.join(dir.path, 'releases')),
-      logger: pino({ level: 'silent' }),
+      catalog: new ReleaseCatalog(path.join(dir.path, 'releases'), storage.servedCatalogs),
+      logger,
       // Each test publishes and reports at once: every report reads the files.
       catalogMaxAgeMs: 0,
     })
@@ -136,6 +143,55 @@ describe('release roll-out: what a hub is told after its state report (real SQLi
     await storage.releasePins.pinHub(hubId, '1.1.0')
     await report(hubId, state('1.2.0', undefined, true, 'arm'))
     expect(told()).toHaveLength(1)
+  })
+
+  it('an expired catalog is not rolled out (hubs would refuse it), and the cloud says so at error level once', async () => {
+    const longAgo = new Date(Date.now() - 40 * 86_400_000)
+    await publish('1.0.0', ['arm64'], { now: longAgo })
+    await publish('1.1.0', ['arm64'], { now: longAgo })
+    await report(hubId, state('1.0.0'))
+    await report(hubId, state('1.0.0'))
+    expect(told()).toEqual([])
+    const expired = logged.filter((l) => l.msg.startsWith('release catalog expired'))
+    expect(expired).toEqual([
+      expect.objectContaining({
+        level: 50,
+        serial: 2,
+        expires_at: new Date(longAgo.getTime() + 30 * 86_400_000).toISOString(),
+        msg: 'release catalog expired: hubs refuse it and are not told to update; re-sign it (ota resign)',
+      }),
+    ])
+    // Re-signed, it is rolled out again.
+    await publish('1.2.0')
+    await report(hubId, state('1.0.0'))
+    expect(told()).toEqual([{ v: 1, command: 'run_release', version: '1.2.0' }])
+  })
+
+  it('a catalog close to its expiry is rolled out, with a warning once', async () => {
+    await publish('1.0.0', ['arm64'], { expiresInDays: 3 })
+    await report(hubId, state('0.9.0'))
+    await report(hubId, state('0.9.0'))
+    expect(told()).toHaveLength(2)
+    expect(logged.filter((l) => l.msg.startsWith('release catalog expires'))).toEqual([
+      expect.objectContaining({
+        level: 40,
+        serial: 1,
+        msg: 'release catalog expires within 7 days: re-sign it (ota resign) or hubs stop updating',
+      }),
+    ])
+  })
+
+  it('a pin to a release withdrawn since is never sent: the hub follows the account’s pin or the catalog', async () => {
+    await publish('1.0.0')
+    await publish('1.1.0')
+    await publish('1.2.0')
+    await storage.releasePins.pinAccount(accountId, '1.1.0')
+    await storage.releasePins.pinHub(hubId, '1.0.0')
+    await withdrawRelease({ dataDir: dir.path, privateKeyPem: publish.privateKeyPem, version: '1.0.0' })
+    await report(hubId, state('1.0.0'))
+    await withdrawRelease({ dataDir: dir.path, privateKeyPem: publish.privateKeyPem, version: '1.1.0' })
+    await report(hubId, state('1.1.0'))
+    expect(told().map((p) => (p as { version: string }).version)).toEqual(['1.1.0', '1.2.0'])
   })
 
   it('an unknown hub is ignored', async () => {

@@ -1,6 +1,7 @@
 import path from 'node:path'
 import { sql } from 'kysely'
 import { afterEach, describe, expect, it } from 'vitest'
+import { hashSecret } from '../../../cloud/auth/secrets.ts'
 import {
   migrateSqlite,
   openDatabase,
@@ -63,6 +64,57 @@ describe.each(ENGINES)('migrations on %s', (engine) => {
     const reopened = await openDatabase(databaseLocation(settings))
     cleanups.push(() => reopened.close())
     expect(await schemaVersion(reopened)).toBe(NEWEST)
+  })
+
+  it('make console e-mails unique within an account, keeping the users and their set-password links', async () => {
+    const perAccount = MIGRATIONS.find((m) => m.name === 'console e-mails unique within an account')
+    const settings = await fresh()
+    const old = await openDatabase(databaseLocation(settings), {
+      targetVersion: (perAccount?.version ?? 0) - 1,
+    })
+    const user = {
+      user_id: '00000000-0000-4000-8000-0000000000a1',
+      account_id: ACCOUNT,
+      email: 'ann@example.test',
+      role: 'owner' as const,
+      password_hash: 'scrypt$1$1$1$a$b',
+      created_at: '2026-01-01T00:00:00.000Z',
+    }
+    await old.db
+      .insertInto('accounts')
+      .values({ account_id: ACCOUNT, name: 'Old shop', created_at: user.created_at })
+      .execute()
+    await old.db.insertInto('users').values(user).execute()
+    const link = hashSecret('old-link')
+    await old.db
+      .insertInto('set_password_tokens')
+      .values({ token_hash: link, user_id: user.user_id, expires_at: Date.now() + 3_600_000, used_at: null })
+      .execute()
+    await old.close()
+
+    const storage = await openStorage(settings)
+    cleanups.push(() => storage.close())
+    expect((await storage.users.findSetPasswordLink(link, Date.now())).state).toBe('open')
+    const other = (await storage.accounts.create('Other')).account_id
+    const elsewhere = await storage.users.create(
+      { accountId: other, email: 'ANN@example.test', role: 'owner' },
+      new Date(),
+    )
+    expect(elsewhere?.account_id).toBe(other)
+    expect(
+      await storage.users.create(
+        { accountId: ACCOUNT, email: 'ann@example.test', role: 'member' },
+        new Date(),
+      ),
+    ).toBeNull()
+    expect(
+      (await storage.users.findForSignIn('ann@example.test')).map((c) => c.user.account_id),
+    ).toStrictEqual([ACCOUNT, other])
+    // The reference from the links to the users still holds after the rebuild (SQLite) / constraint swap.
+    expect(await storage.users.remove(ACCOUNT, user.user_id)).toBe('last_owner')
+    await expect(
+      storage.users.addSetPasswordLink('no-such-user', hashSecret('x'), Date.now()),
+    ).rejects.toThrow()
   })
 
   it('refuse a database from a newer program', async () => {

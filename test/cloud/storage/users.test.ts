@@ -21,7 +21,7 @@ describe.each(ENGINES)('console users, sessions and sign-in failures on %s', (en
   const addUser = (email: string, role: 'owner' | 'member' = 'member', account = accountId) =>
     storage.users.create({ accountId: account, email, role }, new Date('2026-01-02T03:04:05.000Z'))
 
-  it('stores e-mails lower-cased, unique across accounts whatever their case, and finds them in any case', async () => {
+  it('stores e-mails lower-cased, unique within an account whatever their case, and finds them in any case', async () => {
     const user = await addUser('  Ann@Example.TEST ', 'owner')
     expect(user).toStrictEqual({
       user_id: expect.any(String),
@@ -31,16 +31,40 @@ describe.each(ENGINES)('console users, sessions and sign-in failures on %s', (en
       created_at: '2026-01-02T03:04:05.000Z',
       has_password: false,
     })
-    const other = (await storage.accounts.create('Other')).account_id
-    expect(await addUser('ANN@example.test', 'member', other)).toBeNull()
-    expect(await storage.users.findForSignIn('ann@EXAMPLE.test')).toStrictEqual({ user, passwordHash: null })
+    expect(await addUser('ANN@example.test', 'member')).toBeNull()
+    expect(await storage.users.findForSignIn('ann@EXAMPLE.test')).toStrictEqual([
+      { user, passwordHash: null },
+    ])
     await storage.users.setPasswordHash(user!.user_id, 'scrypt$1$1$1$a$b')
-    expect(await storage.users.findForSignIn('ann@example.test')).toStrictEqual({
-      user: { ...user, has_password: true },
-      passwordHash: 'scrypt$1$1$1$a$b',
+    expect(await storage.users.findForSignIn('ann@example.test')).toStrictEqual([
+      { user: { ...user, has_password: true }, passwordHash: 'scrypt$1$1$1$a$b' },
+    ])
+    expect(await storage.users.findForSignIn('bob@example.test')).toStrictEqual([])
+  })
+
+  it('lets another account have a user with the same e-mail: a user of its own, with a password of its own', async () => {
+    const ann = (await addUser('ann@example.test', 'owner'))!
+    await storage.users.setPasswordHash(ann.user_id, 'scrypt$1$1$1$a$b')
+    const other = (await storage.accounts.create('Other')).account_id
+    const later = new Date('2026-01-03T00:00:00.000Z')
+    const elsewhere = await storage.users.create(
+      { accountId: other, email: 'Ann@Example.test', role: 'member' },
+      later,
+    )
+    expect(elsewhere).toStrictEqual({
+      ...ann,
+      user_id: expect.any(String),
+      account_id: other,
+      role: 'member',
+      created_at: later.toISOString(),
     })
-    expect(await storage.users.findForSignIn('bob@example.test')).toBeUndefined()
-    expect(await storage.users.listByAccount(other)).toStrictEqual([])
+    expect(elsewhere?.user_id).not.toBe(ann.user_id)
+    expect(await addUser('ann@example.test', 'owner', other)).toBeNull()
+    expect(await storage.users.listByAccount(other)).toStrictEqual([elsewhere])
+    expect(await storage.users.findForSignIn('ANN@example.test')).toStrictEqual([
+      { user: { ...ann, has_password: true }, passwordHash: 'scrypt$1$1$1$a$b' },
+      { user: elsewhere, passwordHash: null },
+    ])
   })
 
   it('removes a user with their sessions and links, never the last owner, never from another account', async () => {
@@ -95,7 +119,7 @@ describe.each(ENGINES)('console users, sessions and sign-in failures on %s', (en
     expect(await storage.users.useSetPasswordLink(hashSecret('one'), 'h-2', now)).toStrictEqual({
       state: 'used',
     })
-    expect((await storage.users.findForSignIn('new@example.test'))?.passwordHash).toBe('h-1')
+    expect((await storage.users.findForSignIn('new@example.test'))[0]?.passwordHash).toBe('h-1')
   })
 
   it('keeps console sessions by the digest of their id until their expiry, and purges them after', async () => {

@@ -155,7 +155,61 @@ describe("the hub's MQTT session asked to announce itself", () => {
       .filter((p) => p.topic === `hubs/${AGENT}/presence`)
       .map((p) => JSON.parse(p.payload))
     expect(presences).toHaveLength(2)
-    expect(presences[1]).toEqual({ v: 1, online: true, session: presences[0].session })
+    expect(presences[1]).toEqual({ v: 1, online: true, session: presences[0].session, confirm: true })
+    expect(commands).toEqual([])
+  })
+})
+
+describe("the hub's MQTT session until the cloud records its presence", () => {
+  const stops: (() => Promise<void>)[] = []
+  afterEach(async () => {
+    for (const stop of stops.splice(0).reverse()) await stop()
+  })
+
+  it('announces itself again, waiting longer each time, until the cloud answers for this session', async () => {
+    const port = await freePort()
+    const broker = await startBroker(port)
+    stops.push(() => broker.close())
+    const commands: unknown[] = []
+    let connects = 0
+    const session = testSession({
+      mqttUrl: `mqtt://127.0.0.1:${port}`,
+      onConnected: () => {
+        connects++
+      },
+      onCommand: (command) => commands.push(command),
+      presenceConfirmMs: 100,
+    })
+    session.start()
+    stops.push(() => session.stop())
+    const presences = () =>
+      broker.published
+        .filter((p) => p.topic === `hubs/${AGENT}/presence`)
+        .map((p) => JSON.parse(p.payload) as { session: string })
+    // No cloud answers (its node took the presence and died): the presence goes again, then what follows a
+    // connect (the state and the outbox), with the same session.
+    await until(() => presences().length >= 3)
+    expect(connects).toBeGreaterThanOrEqual(3)
+    const { session: current } = presences()[0]!
+    expect(new Set(presences().map((p) => JSON.stringify(p)))).toEqual(
+      new Set([JSON.stringify({ v: 1, online: true, session: current, confirm: true })]),
+    )
+    // An answer about another connection changes nothing; the answer for this one ends it.
+    await broker.send(
+      `hubs/${AGENT}/command`,
+      JSON.stringify({ v: 1, command: 'presence_recorded', session: 'an-older-one' }),
+    )
+    const before = presences().length
+    await until(() => presences().length > before)
+    await broker.send(
+      `hubs/${AGENT}/command`,
+      JSON.stringify({ v: 1, command: 'presence_recorded', session: current }),
+    )
+    const answered = presences().length
+    // The waits double from 100 ms, each up to half as long again: unanswered, it would have announced itself
+    // again within this.
+    await new Promise((resolve) => setTimeout(resolve, 1.5 * 100 * 2 ** (answered - 1) + 250))
+    expect(presences()).toHaveLength(answered)
     expect(commands).toEqual([])
   })
 })

@@ -48,6 +48,10 @@ describe('the hub updater', () => {
   let restarts: number
   let changes: number
   let gaveUp: string[]
+  /** In the hub's data directory: the highest catalog serial it has verified. */
+  let catalogRecordFile: string
+  /** The server answers the catalog with a body that never ends. */
+  let endless: boolean
 
   const tarballName = (version: string) => `print-hub_${version}_linux-${ARCH}.tar.gz`
 
@@ -67,7 +71,12 @@ describe('the hub updater', () => {
     return readFileSync(file)
   }
 
-  const catalogFor = (versions: Record<string, Buffer>, key: KeyObject): Catalog => {
+  /** Serial 1, valid for 30 days from T0, unless told otherwise. */
+  const catalogFor = (
+    versions: Record<string, Buffer>,
+    key: KeyObject,
+    freshness: Partial<Pick<Catalog, 'serial' | 'expires_at'>> = {},
+  ): Catalog => {
     const releases = Object.entries(versions).map(([version, bytes]) => ({
       version,
       released_at: new Date(T0).toISOString(),
@@ -85,15 +94,22 @@ describe('the hub updater', () => {
     }))
     return {
       catalog_version: 1,
+      serial: 1,
       published_at: new Date(T0).toISOString(),
+      expires_at: new Date(T0 + 30 * 86_400_000).toISOString(),
       key_id: keyIdOf(key),
       current: releases[0]!,
       releases,
+      ...freshness,
     }
   }
 
-  const publish = (versions: Record<string, Buffer>, signWith = releaseKey) => {
-    const signed = signCatalog(catalogFor(versions, signWith.publicKey), signWith.privateKey)
+  const publish = (
+    versions: Record<string, Buffer>,
+    signWith = releaseKey,
+    freshness: Partial<Pick<Catalog, 'serial' | 'expires_at'>> = {},
+  ) => {
+    const signed = signCatalog(catalogFor(versions, signWith.publicKey, freshness), signWith.privateKey)
     served = {
       catalogText: signed.text,
       signature: signed.signature,
@@ -106,6 +122,7 @@ describe('the hub updater', () => {
       layout: 'layout' in options ? options.layout : layout,
       running: '1.0.0',
       cloudUrl,
+      catalogRecordFile,
       trialMs: TRIAL_MS,
       logger: pino({ level: 'silent' }),
       async restartInto(flip) {
@@ -133,6 +150,7 @@ describe('the hub updater', () => {
   beforeEach(async () => {
     dir = tempDir('hub-updater-')
     layout = new InstallLayout(path.join(dir.path, 'opt/print-hub'))
+    catalogRecordFile = path.join(dir.path, 'var/lib/print-hub/release-catalog')
     releaseKey = generateKeyPairSync('ed25519')
     // The running release 1.0.0, installed, with the release key in its package.
     mkdirSync(path.join(layout.releaseDir('1.0.0'), 'share'), { recursive: true })
@@ -143,9 +161,21 @@ describe('the hub updater', () => {
     restarts = 0
     changes = 0
     gaveUp = []
+    endless = false
     server = http.createServer((req, res) => {
       if (req.url === '/agent-download-api/v1/releases') {
         res.writeHead(200, { 'content-type': 'application/json', 'x-catalog-signature': served.signature })
+        if (endless) {
+          // Chunked, without Content-Length, for as long as the hub reads.
+          const chunk = Buffer.alloc(64 * 1024, 0x20)
+          const more = () => {
+            while (res.write(chunk)) if (res.writableLength > 1 << 22) break
+          }
+          res.on('drain', more)
+          res.on('close', () => res.off('drain', more))
+          more()
+          return
+        }
         res.end(served.catalogText)
         return
       }
@@ -218,6 +248,54 @@ describe('the hub updater', () => {
     await refused('catalog_rejected', /signature does not verify/)
   })
 
+  it('refuses a catalog with a lower serial than one it verified before, also after a restart (a rollback)', async () => {
+    publish({ '1.1.0': tarball }, releaseKey, { serial: 5 })
+    served.files.clear()
+    expect(await update(updater(), '1.1.0')).toMatchObject({ status: 'failed', failure: 'download_failed' })
+    expect(readFileSync(catalogRecordFile, 'utf8')).toBe('serial=5\n')
+    publish({ '1.1.0': tarball }, releaseKey, { serial: 4 })
+    await refused(
+      'catalog_rejected',
+      /^the catalog has serial 4, lower than serial 5 this hub has verified: an older catalog is being served$/,
+    )
+    expect(readFileSync(catalogRecordFile, 'utf8')).toBe('serial=5\n')
+  })
+
+  it('takes a catalog of the serial it verified before, and a higher one, and keeps the highest', async () => {
+    publish({ '1.1.0': tarball }, releaseKey, { serial: 5 })
+    served.files.clear()
+    await update(updater(), '1.1.0')
+    publish({ '1.1.0': tarball }, releaseKey, { serial: 5 })
+    await update(updater(), '1.1.0')
+    expect(restarts).toBe(1)
+    publish({ '1.1.0': tarball }, releaseKey, { serial: 9 })
+    await update(updater(), '1.1.0')
+    expect(readFileSync(catalogRecordFile, 'utf8')).toBe('serial=9\n')
+  })
+
+  it('refuses an expired catalog (a freeze): nothing switched, the hub runs on', async () => {
+    publish({ '1.1.0': tarball }, releaseKey, { expires_at: new Date(T0).toISOString() })
+    await refused(
+      'catalog_rejected',
+      /^the catalog expired at 2026-11-24T12:00:00\.000Z: the release key’s holder must re-sign it \(ota resign\)$/,
+    )
+  })
+
+  it('refuses a catalog that carries no serial and expiry (signed before they existed)', async () => {
+    const legacy = catalogFor({ '1.1.0': tarball }, releaseKey.publicKey)
+    delete legacy.serial
+    delete legacy.expires_at
+    served.catalogText = signCatalog(legacy, releaseKey.privateKey).text
+    served.signature = signCatalog(legacy, releaseKey.privateKey).signature
+    await refused('catalog_rejected', /^the catalog has no serial and expiry: re-sign it with ota resign$/)
+    expect(existsSync(catalogRecordFile)).toBe(false)
+  })
+
+  it('stops reading a catalog that does not end (endless data) past 1 MiB', async () => {
+    endless = true
+    await refused('catalog_rejected', /^the catalog is longer than 1048576 bytes$/)
+  })
+
   it('refuses an installer whose bytes differ from the catalog’s SHA-256', async () => {
     const tampered = Buffer.from(tarball)
     tampered[tampered.length >> 1]! ^= 0xff
@@ -256,6 +334,7 @@ describe('the hub updater', () => {
       layout,
       running: '1.0.0',
       cloudUrl,
+      catalogRecordFile,
       trialMs: TRIAL_MS,
       logger: pino({ level: 'silent' }),
       // As hub/cli.ts does once a signal has stopped the hub.
@@ -308,6 +387,7 @@ describe('the hub updater', () => {
         layout,
         running,
         cloudUrl,
+        catalogRecordFile,
         trialMs: TRIAL_MS,
         logger: pino({ level: 'silent' }),
         restartInto: async () => {},

@@ -15,6 +15,8 @@ describe.each(ENGINES)('silent jobs on %s', (engine) => {
   const shop = shopWithPrintersOnHubs(engine)
 
   const ago = (ms: number) => new Date(Date.now() - ms).toISOString()
+  /** Jobs are created a second apart, in the order of the calls: "oldest first" has no ties to break. */
+  let created = 0
 
   /** A job on the online hub's printer (or the offline one's), with the given columns set. */
   const job = async (
@@ -26,6 +28,7 @@ describe.each(ENGINES)('silent jobs on %s', (engine) => {
     >,
     hub: 'online' | 'offline' = 'online',
   ): Promise<string> => {
+    const createdAt = ago(60 * MINUTE - ++created * 1000)
     const document = {
       document_id: randomUUID(),
       document_mime_type: 'application/vnd.escpos',
@@ -34,7 +37,7 @@ describe.each(ENGINES)('silent jobs on %s', (engine) => {
       size_bytes: 10,
       sha256: randomUUID().replaceAll('-', ''),
       filename: null,
-      created_at: ago(60 * MINUTE),
+      created_at: createdAt,
     }
     expect(await shop.t.storage.documents.insertWithinQuota(shop.accountId, document, 1e9)).toBe(true)
     const printJob: PrintJob = {
@@ -46,7 +49,7 @@ describe.each(ENGINES)('silent jobs on %s', (engine) => {
       printer_id: shop.printerOf[hub],
       status: 'pending',
       ...resolveOptions({}),
-      created_at: ago(60 * MINUTE),
+      created_at: createdAt,
       reserved_at: null,
       started_at: null,
       completed_at: null,

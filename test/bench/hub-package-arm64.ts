@@ -106,6 +106,8 @@ interface Memory {
   emulatorMb: number
   /** Of those, qemu's translation cache (the code it generated from the guest's). */
   translationMb: number
+  /** Of the process's own (the guest's, under emulation): the pages of files mapped (the runtime, addons, libraries). */
+  fileMb: number
   /** Other processes below it (the render worker, if one were started), and their RSS. */
   others: number
   othersMb: number
@@ -135,31 +137,33 @@ function memoryOf(pid: number, emulated: boolean): Memory {
   const rssMb = kb(readFileSync(`/proc/${pid}/status`, 'utf8')) / 1024
   let emulatorKb = 0
   let translationKb = 0
-  if (emulated) {
-    const exe = readlinkSync(`/proc/${pid}/exe`)
-    const split = { exeAbove: false, runtimeLoadedBelow: false }
-    let own = false
-    let cache = false
-    for (const line of readFileSync(`/proc/${pid}/smaps`, 'utf8').split('\n')) {
-      const mapping = /^([0-9a-f]+)-([0-9a-f]+) (\S+) ([0-9a-f]+) \S+ \d+\s*(.*)$/.exec(line)
-      if (mapping) {
-        const from = BigInt(`0x${mapping[1]}`)
-        const name = mapping[5]!
-        const code = name === '' && mapping[3]!.includes('x')
-        // The guest's files show by their path on the host (under the booted root's overlay).
-        const runtime = /\/opt\/print-hub\/releases\/[^/]+\/runtime\/bin\/node$/.test(name)
-        cache = from >= GUEST_LIMIT && code && BigInt(`0x${mapping[2]}`) - from >= 2n ** 26n
-        own = from >= GUEST_LIMIT && (!code || cache) && !runtime
-        if (name === exe) split.exeAbove = from >= GUEST_LIMIT
-        if (runtime && BigInt(`0x${mapping[4]}`) === 0n) split.runtimeLoadedBelow = from < GUEST_LIMIT
-        continue
-      }
-      const rss = /^Rss:\s+(\d+) kB/.exec(line)
-      if (rss && own) emulatorKb += Number(rss[1])
-      if (rss && cache) translationKb += Number(rss[1])
+  let fileKb = 0
+  const exe = readlinkSync(`/proc/${pid}/exe`)
+  const split = { exeAbove: false, runtimeLoadedBelow: false }
+  let own = false
+  let cache = false
+  let file = false
+  for (const line of readFileSync(`/proc/${pid}/smaps`, 'utf8').split('\n')) {
+    const mapping = /^([0-9a-f]+)-([0-9a-f]+) (\S+) ([0-9a-f]+) \S+ \d+\s*(.*)$/.exec(line)
+    if (mapping) {
+      const from = BigInt(`0x${mapping[1]}`)
+      const name = mapping[5]!
+      const code = name === '' && mapping[3]!.includes('x')
+      // The guest's files show by their path on the host (under the booted root's overlay).
+      const runtime = /\/opt\/print-hub\/releases\/[^/]+\/runtime\/bin\/node$/.test(name)
+      cache = emulated && from >= GUEST_LIMIT && code && BigInt(`0x${mapping[2]}`) - from >= 2n ** 26n
+      own = emulated && from >= GUEST_LIMIT && (!code || cache) && !runtime
+      file = !own && name.startsWith('/')
+      if (name === exe) split.exeAbove = from >= GUEST_LIMIT
+      if (runtime && BigInt(`0x${mapping[4]}`) === 0n) split.runtimeLoadedBelow = from < GUEST_LIMIT
+      continue
     }
-    if (!split.exeAbove || !split.runtimeLoadedBelow) emulatorKb = Number.NaN
+    const rss = /^Rss:\s+(\d+) kB/.exec(line)
+    if (rss && own) emulatorKb += Number(rss[1])
+    if (rss && cache) translationKb += Number(rss[1])
+    if (rss && file) fileKb += Number(rss[1])
   }
+  if (emulated && (!split.exeAbove || !split.runtimeLoadedBelow)) emulatorKb = Number.NaN
   const others = processTree(pid).slice(1)
   let othersKb = 0
   for (const other of others) {
@@ -173,6 +177,7 @@ function memoryOf(pid: number, emulated: boolean): Memory {
     rssMb,
     emulatorMb: emulatorKb / 1024,
     translationMb: translationKb / 1024,
+    fileMb: fileKb / 1024,
     others: others.length,
     othersMb: othersKb / 1024,
   }
@@ -506,8 +511,9 @@ export async function benchHubPackageArm64(): Promise<void> {
     const others = (m: Memory) =>
       m.others > 0 ? ` (+ ${mb(m.othersMb)} in ${m.others} child processes)` : ''
     const guestShare = (f: Figures) => share(f) - (f.hub.emulatorMb - f.bare.emulatorMb)
+    const fileShare = (f: Figures) => f.hub.fileMb - f.bare.fileMb
     const emulatedLine = (name: string, f: Figures) =>
-      `  idle RSS after ${IDLE_MS / 1000} s, ${name} emulated: hub ${mb(f.hub.rssMb)}${others(f.hub)}, bare node ${mb(f.bare.rssMb)}; hub's own share ${mb(share(f))}: qemu's ${mb(share(f) - guestShare(f))} (its own mappings ${mb(f.hub.emulatorMb)} vs ${mb(f.bare.emulatorMb)}, translation cache ${mb(f.hub.translationMb)} vs ${mb(f.bare.translationMb)}), the guest's ${mb(guestShare(f))}`
+      `  idle RSS after ${IDLE_MS / 1000} s, ${name} emulated: hub ${mb(f.hub.rssMb)}${others(f.hub)}, bare node ${mb(f.bare.rssMb)}; hub's own share ${mb(share(f))}: qemu's ${mb(share(f) - guestShare(f))} (its own mappings ${mb(f.hub.emulatorMb)} vs ${mb(f.bare.emulatorMb)}, translation cache ${mb(f.hub.translationMb)} vs ${mb(f.bare.translationMb)}), the guest's ${mb(guestShare(f))} (${mb(fileShare(f))} of it pages of files, ${mb(guestShare(f) - fileShare(f))} anonymous)`
     const armShare = share(emulated)
     const amdShare = share(native)
     const armGuest = guestShare(emulated)
@@ -529,7 +535,7 @@ export async function benchHubPackageArm64(): Promise<void> {
       `  emulated: ${emulated.exe} runs the hub (${shown(emulated.hubArgv, `/${RUNTIME}`)}) and the bare node (${shown(emulated.bareArgv, `/${RUNTIME}`)}), as ${user}; Debian root ${root.builtMs === null ? `cached (${rootS.toFixed(1)} s)` : `debootstrap ${(root.builtMs / 1000).toFixed(1)} s`}, apt-get install ${aptS.toFixed(1)} s`,
       `  emulated amd64 (the control): ${emulatedAmd.exe} runs the hub (${shown(emulatedAmd.hubArgv, amdRuntime)}) and the bare node (${shown(emulatedAmd.bareArgv, amdRuntime)})`,
       emulatedLine('arm64', emulated),
-      `  idle RSS after ${IDLE_MS / 1000} s, amd64 native: hub ${mb(native.hub.rssMb)}${others(native.hub)}, bare node ${mb(native.bare.rssMb)}; hub's own share ${mb(amdShare)}`,
+      `  idle RSS after ${IDLE_MS / 1000} s, amd64 native: hub ${mb(native.hub.rssMb)}${others(native.hub)}, bare node ${mb(native.bare.rssMb)}; hub's own share ${mb(amdShare)} (${mb(fileShare(native))} of it pages of files, ${mb(amdShare - fileShare(native))} anonymous)`,
       emulatedLine('amd64', emulatedAmd),
       `  hub's own share (hub − bare node): arm64 ${mb(armShare)} under emulation, ${mb(armGuest)} of it the guest's, vs amd64 ${mb(amdShare)} (goal: no more than on amd64); ratio ${(armShare / amdShare).toFixed(2)}, the guest's ${(armGuest / amdShare).toFixed(2)}`,
       `  hub's own share, the guest's, under the same emulator: arm64 ${mb(armGuest)} vs amd64 ${mb(amdGuest)} (goal: arm64 no more than amd64); ratio ${(armGuest / amdGuest).toFixed(2)}`,

@@ -1,28 +1,10 @@
 import { parseArgs } from 'node:util'
-import { SCOPES } from '../protocol/enums.ts'
-import { createApiClient, isApiClientName, isScope } from './auth/new-api-client.ts'
 import { PortUnavailableError } from './busy-ports.ts'
-import { appCreate, appInstall, appKeyAdd } from './cli/app-commands.ts'
-import { NotFoundError, option, RefusedError, UsageError, withStorage } from './cli/common.ts'
-import {
-  accountList,
-  accountShow,
-  clientList,
-  hubList,
-  hubShow,
-  jobList,
-  jobShow,
-  printerList,
-  printerRemove,
-  printerShow,
-} from './cli/inspect-commands.ts'
-import { mosquittoConfig } from './cli/mosquitto-config.ts'
-import { releasePin, releaseStatus, releaseUnpin } from './cli/release-commands.ts'
+import { runCommand } from './cli/commands.ts'
+import { NotFoundError, RefusedError, UsageError } from './cli/common.ts'
 import { COMMANDS, commandHelp, generalHelp, USAGE } from './cli/usage.ts'
-import { userCreate } from './cli/user-commands.ts'
 import { ConfigError, loadConfig } from './config.ts'
 import { createLogger } from './logging.ts'
-import { createEnrollment, isHubName } from './onboarding/new-enrollment.ts'
 import type { startCloud } from './server.ts'
 import { DataDirInUseError } from './storage/data-dir-lock.ts'
 
@@ -61,100 +43,6 @@ async function serve(): Promise<void> {
   }
 }
 
-function accountCreate(args: string[]): Promise<object> {
-  const { values } = parseArgs({ args, options: { name: { type: 'string' } } })
-  const name = option(values, 'name')
-  return withStorage((storage) => storage.accounts.create(name))
-}
-
-function clientCreate(args: string[]): Promise<object> {
-  const { values } = parseArgs({
-    args,
-    options: { account: { type: 'string' }, scopes: { type: 'string' }, name: { type: 'string' } },
-  })
-  const accountId = option(values, 'account')
-  const scopes = option(values, 'scopes')
-    .split(/[,\s]+/)
-    .filter((s) => s !== '')
-  const unknown = scopes.filter((s) => !isScope(s))
-  if (unknown.length > 0)
-    throw new UsageError(`unknown scope ${unknown.join(', ')}; known: ${SCOPES.join(', ')}`)
-  const name = values.name ?? null
-  if (name !== null && !isApiClientName(name))
-    throw new UsageError('--name must be 1 to 100 characters, without NUL')
-  return withStorage(async (storage) => {
-    if (!(await storage.accounts.findById(accountId))) throw new UsageError(`no account ${accountId}`)
-    const { client, secret } = await createApiClient(storage, accountId, scopes.filter(isScope), name)
-    return {
-      client_id: client.client_id,
-      client_secret: secret,
-      account_id: accountId,
-      name: client.name,
-      scopes: client.scopes,
-    }
-  })
-}
-
-/** Its tokens stop working at once and its secret gets no more (the server reads the same database). */
-function clientRevoke(args: string[]): Promise<object> {
-  const { values } = parseArgs({ args, options: { id: { type: 'string' } } })
-  const id = option(values, 'id')
-  return withStorage(async (storage) => {
-    const client = await storage.apiClients.revoke(id, new Date())
-    if (!client) throw new NotFoundError(`no client ${id}`)
-    return { client_id: client.client_id, account_id: client.account_id, revoked_at: client.revoked_at }
-  })
-}
-
-/** Its credential stops working at once; a running cloud closes its MQTT session within a second. */
-function hubRevoke(args: string[]): Promise<object> {
-  const { values } = parseArgs({ args, options: { id: { type: 'string' } } })
-  const id = option(values, 'id')
-  return withStorage(async (storage) => {
-    const revoked = await storage.agents.revoke(id, new Date())
-    if (!revoked) throw new NotFoundError(`no hub ${id}`)
-    return revoked
-  })
-}
-
-function enrollmentCreate(args: string[]): Promise<object> {
-  const { values } = parseArgs({ args, options: { account: { type: 'string' }, name: { type: 'string' } } })
-  const accountId = option(values, 'account')
-  const name = option(values, 'name')
-  // The partner API's and the console's rule for a hub's name.
-  if (!isHubName(name)) throw new UsageError('--name must be 1 to 200 characters, without NUL')
-  const config = loadConfig()
-  return withStorage(async (storage) => {
-    if (!(await storage.accounts.findById(accountId))) throw new UsageError(`no account ${accountId}`)
-    const { enrollment, token } = await createEnrollment(storage.enrollments, {
-      accountId,
-      name,
-      ttlHours: config.enrollmentTtlHours,
-    })
-    return {
-      enrollment_id: enrollment.enrollment_id,
-      token,
-      expires_at: enrollment.expires_at,
-      state: enrollment.state,
-    }
-  })
-}
-
-function enrollmentRevoke(args: string[]): Promise<object> {
-  const { values } = parseArgs({ args, options: { id: { type: 'string' } } })
-  const id = option(values, 'id')
-  return withStorage(async (storage) => {
-    const enrollment = await storage.enrollments.findById(id)
-    if (!enrollment) throw new UsageError(`no enrollment ${id}`)
-    if (!(await storage.enrollments.revoke(id, new Date()))) {
-      throw new UsageError(
-        `enrollment ${id} is ${enrollment.state}; only a pending enrollment can be revoked`,
-      )
-    }
-    return { enrollment_id: id, state: 'revoked' }
-  })
-}
-
 async function main(argv: string[]): Promise<void> {
   const words = argv.filter((arg) => !arg.startsWith('-'))
   if (argv[0] === 'help' || argv.includes('--help') || argv.includes('-h')) {
@@ -164,48 +52,11 @@ async function main(argv: string[]): Promise<void> {
     process.stdout.write(name ? commandHelp(name) : generalHelp())
     return
   }
-  const [command, sub, ...rest] = argv
-  if (command === 'serve') {
+  if (argv[0] === 'serve') {
     parseArgs({ args: argv.slice(1), options: {} })
     return serve()
   }
-  if (command === 'mosquitto-config') {
-    process.stdout.write(`${JSON.stringify(await mosquittoConfig(argv.slice(1)))}\n`)
-    return
-  }
-  const commands: Record<string, (args: string[]) => Promise<object>> = {
-    'account create': accountCreate,
-    'account list': accountList,
-    'account show': accountShow,
-    'client create': clientCreate,
-    'client list': clientList,
-    'client revoke': clientRevoke,
-    'hub list': hubList,
-    'hub show': hubShow,
-    'hub revoke': hubRevoke,
-    'release pin': releasePin,
-    'release unpin': releaseUnpin,
-    'release status': releaseStatus,
-    'printer list': printerList,
-    'printer show': printerShow,
-    'printer remove': printerRemove,
-    'job list': jobList,
-    'job show': jobShow,
-    'enrollment create': enrollmentCreate,
-    'enrollment revoke': enrollmentRevoke,
-    'app create': appCreate,
-    'app install': appInstall,
-    'user create': userCreate,
-  }
-  // Three words: `app key add`.
-  if (command === 'app' && sub === 'key' && rest[0] === 'add') {
-    process.stdout.write(`${JSON.stringify(await appKeyAdd(rest.slice(1)))}\n`)
-    return
-  }
-  const run = commands[`${command} ${sub}`]
-  if (!run)
-    throw new UsageError(command === undefined ? 'no command given' : `unknown command: ${argv.join(' ')}`)
-  process.stdout.write(`${JSON.stringify(await run(rest))}\n`)
+  process.stdout.write(`${JSON.stringify(await runCommand(argv, process.env))}\n`)
 }
 
 main(process.argv.slice(2)).catch((error: unknown) => {

@@ -3,6 +3,8 @@ import path from 'node:path'
 import { type Static, type TSchema, Type } from 'typebox'
 import { Compile } from 'typebox/compile'
 import { maxHubPacketBytes } from './broker/hub-packet-bound.ts'
+import { WILL_RECHECK_MS } from './dispatch/dispatcher.ts'
+import { SILENT_MS } from './dispatch/silent-jobs.ts'
 import { LOG_FORMATS } from './logging.ts'
 
 /**
@@ -255,6 +257,20 @@ export const CloudConfigSchema = Type.Object({
     60000,
     5000,
     'how long a cancel waits for the hub to confirm it dropped the job before answering 202',
+  ),
+  silentJobMs: int(
+    'SILENT_JOB_MS',
+    100,
+    3_600_000,
+    SILENT_MS,
+    'a job its hub holds is asked about again once nothing was heard of it this long (looked for every half of it)',
+  ),
+  willRecheckMs: int(
+    'WILL_RECHECK_MS',
+    100,
+    600_000,
+    WILL_RECHECK_MS,
+    'a hub a last will took offline is asked who is here this long after, if it is still offline then',
   ),
   enrollmentTtlHours: int('ENROLLMENT_TTL_HOURS', 1, 24 * 90, 24, 'lifetime of an enrollment token'),
   consoleIdleMinutes: int(

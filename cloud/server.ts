@@ -125,6 +125,7 @@ export async function startCloud(
       publicUrl: config.publicUrl,
       pendingExpirySeconds: config.pendingJobExpirySeconds,
       cancelConfirmTimeoutMs: config.cancelConfirmTimeoutMs,
+      willRecheckMs: config.willRecheckMs,
       onState: (agentId, state, stored) => rollout.stateReported(agentId, state, stored),
     })
     hubMessagesHandled = () => dispatcher.handled()
@@ -144,6 +145,7 @@ export async function startCloud(
       logger: logger.child({ name: 'dispatch' }),
       publicUrl: config.publicUrl,
       pendingExpirySeconds: config.pendingJobExpirySeconds,
+      silentMs: config.silentJobMs,
     })
     silentJobs.start()
     cleanups.push(() => silentJobs.stop())

@@ -1,5 +1,4 @@
-import { generateKeyPairSync } from 'node:crypto'
-import { existsSync, mkdirSync, readFileSync, realpathSync, writeFileSync } from 'node:fs'
+import { existsSync, readFileSync, realpathSync } from 'node:fs'
 import path from 'node:path'
 import { parseArgs } from 'node:util'
 import { type Architecture, parseArchitectures } from './architectures.ts'
@@ -7,7 +6,6 @@ import { buildRelease } from './build.ts'
 import {
   type Catalog,
   CatalogError,
-  keyIdOf,
   publicKeyPem,
   RELEASE_VERSION,
   readPrivateKey,
@@ -15,6 +13,7 @@ import {
 } from './catalog.ts'
 import { DEFAULT_EXPIRY_DAYS, MAX_EXPIRY_DAYS } from './catalog-store.ts'
 import { publishRelease } from './publish.ts'
+import { writeReleaseKey } from './release-key.ts'
 import { resignCatalog, withdrawRelease } from './resign.ts'
 
 /**
@@ -230,18 +229,7 @@ async function main(argv: string[]): Promise<unknown> {
   }
   if (command === 'keygen') {
     const { values } = parseArgs({ args, options: { out: { type: 'string' } } })
-    const dir = path.resolve(required(values.out, '--out'))
-    mkdirSync(dir, { recursive: true, mode: 0o700 })
-    const { privateKey, publicKey } = generateKeyPairSync('ed25519')
-    const privateFile = path.join(dir, 'release-key.pem')
-    const publicFile = path.join(dir, 'release-key.pub.pem')
-    // 'wx': never overwrite a release key.
-    writeFileSync(privateFile, privateKey.export({ type: 'pkcs8', format: 'pem' }), {
-      mode: 0o600,
-      flag: 'wx',
-    })
-    writeFileSync(publicFile, publicKeyPem(publicKey), { mode: 0o644, flag: 'wx' })
-    return { key_id: keyIdOf(publicKey), private_key_file: privateFile, public_key_file: publicFile }
+    return writeReleaseKey(path.resolve(required(values.out, '--out')))
   }
   throw new UsageError(`unknown command: ${command}`)
 }

@@ -2,7 +2,7 @@ import { readFileSync } from 'node:fs'
 import { parseArgs } from 'node:util'
 import { SCOPES, type Scope } from '../../protocol/enums.ts'
 import { applicationKeyFrom } from '../developer/public-keys.ts'
-import { NotFoundError, option, RefusedError, UsageError, withStorage } from './common.ts'
+import { type Environment, NotFoundError, option, RefusedError, UsageError, withStorage } from './common.ts'
 
 /** Developer applications from the command line (DESIGN: Stable operator interface; issue 10 point 1). */
 
@@ -23,14 +23,14 @@ async function readKey(file: string) {
 }
 
 /** `app create --name N --public-key FILE [--partner]` → {app_id, name, partner, kid, created_at}. */
-export async function appCreate(args: string[]): Promise<object> {
+export async function appCreate(args: string[], env: Environment): Promise<object> {
   const { values } = parseArgs({
     args,
     options: { name: { type: 'string' }, 'public-key': { type: 'string' }, partner: { type: 'boolean' } },
   })
   const name = option(values, 'name')
   const key = await readKey(option(values, 'public-key'))
-  return withStorage((storage) =>
+  return withStorage(env, (storage) =>
     storage.atomically(async (tx) => {
       const application = await tx.applications.create(name, values.partner === true)
       await tx.applications.addKey(application.app_id, key)
@@ -40,14 +40,14 @@ export async function appCreate(args: string[]): Promise<object> {
 }
 
 /** `app key add --app ID --public-key FILE` → {app_id, kid, keys}: a further key, for rotation. */
-export async function appKeyAdd(args: string[]): Promise<object> {
+export async function appKeyAdd(args: string[], env: Environment): Promise<object> {
   const { values } = parseArgs({
     args,
     options: { app: { type: 'string' }, 'public-key': { type: 'string' } },
   })
   const appId = option(values, 'app')
   const key = await readKey(option(values, 'public-key'))
-  return withStorage(async (storage) => {
+  return withStorage(env, async (storage) => {
     if (!(await storage.applications.findById(appId))) throw new NotFoundError(`no application ${appId}`)
     if (!(await storage.applications.addKey(appId, key))) {
       throw new RefusedError(`application ${appId} already has a key with kid ${key.kid}`)
@@ -58,7 +58,7 @@ export async function appKeyAdd(args: string[]): Promise<object> {
 }
 
 /** `app install --app ID --account ID --permissions a,b` → {installation_id, ...}. */
-export async function appInstall(args: string[]): Promise<object> {
+export async function appInstall(args: string[], env: Environment): Promise<object> {
   const { values } = parseArgs({
     args,
     options: { app: { type: 'string' }, account: { type: 'string' }, permissions: { type: 'string' } },
@@ -76,7 +76,7 @@ export async function appInstall(args: string[]): Promise<object> {
   if (unknown.length > 0 || permissions.length === 0) {
     throw new UsageError(`unknown permission ${unknown.join(', ')}; known: ${SCOPES.join(', ')}`)
   }
-  return withStorage(async (storage) => {
+  return withStorage(env, async (storage) => {
     const application = await storage.applications.findById(appId)
     if (!application) throw new NotFoundError(`no application ${appId}`)
     if (application.partner) {

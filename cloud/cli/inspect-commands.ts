@@ -1,7 +1,7 @@
 import { parseArgs } from 'node:util'
 import type { PageOf } from '../../protocol/pagination.ts'
 import type { Storage } from '../storage/storage.ts'
-import { NotFoundError, option, RefusedError, UsageError, withStorage } from './common.ts'
+import { type Environment, NotFoundError, option, RefusedError, UsageError, withStorage } from './common.ts'
 
 /** What an operator can look at and tidy up from the command line (DESIGN: Stable operator interface). */
 
@@ -34,14 +34,14 @@ function idOption(args: string[]): string {
   return option(values, 'id')
 }
 
-export function accountList(args: string[]): Promise<object> {
+export function accountList(args: string[], env: Environment): Promise<object> {
   parseArgs({ args, options: {} })
-  return withStorage(async (storage) => ({ accounts: await storage.accounts.listAll() }))
+  return withStorage(env, async (storage) => ({ accounts: await storage.accounts.listAll() }))
 }
 
-export function accountShow(args: string[]): Promise<object> {
+export function accountShow(args: string[], env: Environment): Promise<object> {
   const id = idOption(args)
-  return withStorage(async (storage) => {
+  return withStorage(env, async (storage) => {
     const account = await storage.accounts.findById(id)
     if (!account) throw new NotFoundError(`no account ${id}`)
     return {
@@ -53,41 +53,41 @@ export function accountShow(args: string[]): Promise<object> {
   })
 }
 
-export function clientList(args: string[]): Promise<object> {
-  return withStorage(async (storage) => ({
+export function clientList(args: string[], env: Environment): Promise<object> {
+  return withStorage(env, async (storage) => ({
     clients: await storage.apiClients.listForAccount(await accountOption(args, storage)),
   }))
 }
 
-export function hubList(args: string[]): Promise<object> {
-  return withStorage(async (storage) => {
+export function hubList(args: string[], env: Environment): Promise<object> {
+  return withStorage(env, async (storage) => {
     const accountId = await accountOption(args, storage)
     return { hubs: await everything((cursor) => storage.agents.list(accountId, PAGE, cursor)) }
   })
 }
 
-export function printerList(args: string[]): Promise<object> {
-  return withStorage(async (storage) => {
+export function printerList(args: string[], env: Environment): Promise<object> {
+  return withStorage(env, async (storage) => {
     const accountId = await accountOption(args, storage)
     return { printers: await everything((cursor) => storage.printers.list(accountId, PAGE, cursor)) }
   })
 }
 
-export function jobList(args: string[]): Promise<object> {
+export function jobList(args: string[], env: Environment): Promise<object> {
   const { values } = parseArgs({ args, options: { account: { type: 'string' }, limit: { type: 'string' } } })
   const accountId = option(values, 'account')
   const limit = values.limit === undefined ? 20 : Number(values.limit)
   if (!(Number.isInteger(limit) && limit >= 1 && limit <= 100))
     throw new UsageError(`--limit must be a whole number from 1 to 100 (got ${JSON.stringify(values.limit)})`)
-  return withStorage(async (storage) => {
+  return withStorage(env, async (storage) => {
     if (!(await storage.accounts.findById(accountId))) throw new NotFoundError(`no account ${accountId}`)
     return { jobs: (await storage.printJobs.list(accountId, limit, undefined, {}))?.data ?? [] }
   })
 }
 
-export function printerRemove(args: string[]): Promise<object> {
+export function printerRemove(args: string[], env: Environment): Promise<object> {
   const id = idOption(args)
-  return withStorage(async (storage) => {
+  return withStorage(env, async (storage) => {
     const outcome = await storage.printers.remove(id, new Date().toISOString())
     if (outcome.removed) {
       const { removed: _, ...removed } = outcome
@@ -108,14 +108,17 @@ export function printerRemove(args: string[]): Promise<object> {
   })
 }
 
-export function hubShow(args: string[]): Promise<object> {
+export function hubShow(args: string[], env: Environment): Promise<object> {
   const id = idOption(args)
-  return withStorage(async (storage) => (await storage.agents.findById(id)) ?? throwNotFound(`no hub ${id}`))
+  return withStorage(
+    env,
+    async (storage) => (await storage.agents.findById(id)) ?? throwNotFound(`no hub ${id}`),
+  )
 }
 
-export function printerShow(args: string[]): Promise<object> {
+export function printerShow(args: string[], env: Environment): Promise<object> {
   const id = idOption(args)
-  return withStorage(async (storage) => {
+  return withStorage(env, async (storage) => {
     const where = await storage.printers.locate(id)
     const printer = where && (await storage.printers.findById(where.account_id, id))
     if (!where || !printer) throw new NotFoundError(`no printer ${id}`)
@@ -124,9 +127,10 @@ export function printerShow(args: string[]): Promise<object> {
 }
 
 /** A job of any account with what its hub was told: offered, cancel requested (docs/job-lifecycle.md). */
-export function jobShow(args: string[]): Promise<object> {
+export function jobShow(args: string[], env: Environment): Promise<object> {
   const id = idOption(args)
   return withStorage(
+    env,
     async (storage) => (await storage.printJobs.dispatchable(id)) ?? throwNotFound(`no print job ${id}`),
   )
 }

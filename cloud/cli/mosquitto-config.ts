@@ -19,7 +19,7 @@ import {
   mosquittoConfText,
 } from '../broker/mosquitto-config.ts'
 import { type CloudConfig, ConfigError, loadConfig } from '../config.ts'
-import { option, UsageError } from './common.ts'
+import { type Environment, option, UsageError } from './common.ts'
 
 /**
  * `cloud mosquitto-config --dir DIR [--plugin PATH] [--hub-host ADDRESS] [--hub-front-dir FRONT]`: writes
@@ -35,7 +35,7 @@ import { option, UsageError } from './common.ts'
  * the port hubs are told: MQTT_PUBLIC_URL's, else MQTT_PORT; with TLS when that address is mqtts://, with
  * MQTT_TLS_CERT_FILE and MQTT_TLS_KEY_FILE joined in FRONT/hub-front.pem.
  */
-export async function mosquittoConfig(args: string[]): Promise<object> {
+export async function mosquittoConfig(args: string[], env: Environment): Promise<object> {
   const { values } = parseArgs({
     args,
     options: {
@@ -46,7 +46,7 @@ export async function mosquittoConfig(args: string[]): Promise<object> {
     },
   })
   const dir = path.resolve(option(values, 'dir'))
-  const config = loadConfig()
+  const config = loadConfig(env)
   if (!config.mqttUrl)
     throw new ConfigError('MQTT_URL', 'set it to where Mosquitto is to listen (mqtt://HOST:PORT)')
   const url = new URL(config.mqttUrl)

@@ -5,7 +5,7 @@ import { loadConfig } from '../config.ts'
 import { CatalogUnavailable, ReleaseCatalog } from '../releases/release-catalog.ts'
 import { chooseRelease } from '../releases/release-choice.ts'
 import type { Storage } from '../storage/storage.ts'
-import { NotFoundError, option, RefusedError, UsageError, withStorage } from './common.ts'
+import { type Environment, NotFoundError, option, RefusedError, UsageError, withStorage } from './common.ts'
 
 /**
  * Staged roll-outs of hub releases (docs/hub-updates.md): `release pin` holds an account's hubs, or one hub,
@@ -25,8 +25,8 @@ function targetOf(values: { account?: string; hub?: string }): { account: string
     : { hub: option(values, 'hub') }
 }
 
-async function servedCatalog(storage: Storage): Promise<Catalog> {
-  const releasesDir = path.join(loadConfig().dataDir, 'releases')
+async function servedCatalog(storage: Storage, env: Environment): Promise<Catalog> {
+  const releasesDir = path.join(loadConfig(env).dataDir, 'releases')
   return (await new ReleaseCatalog(releasesDir, storage.servedCatalogs).current()).catalog
 }
 
@@ -52,16 +52,16 @@ async function pin(storage: Storage, target: { account: string } | { hub: string
   return { agent_id: target.hub, release_pin: version }
 }
 
-export function releasePin(args: string[]): Promise<object> {
+export function releasePin(args: string[], env: Environment): Promise<object> {
   const { values } = parseArgs({ args, options: { ...TARGET_OPTIONS, version: { type: 'string' } } })
   const target = targetOf(values)
   const version = option(values, 'version')
   if (!RELEASE_VERSION.test(version))
     throw new UsageError(`--version must be X.Y.Z (got ${JSON.stringify(version)})`)
-  return withStorage(async (storage) => {
+  return withStorage(env, async (storage) => {
     let catalog: Catalog
     try {
-      catalog = await servedCatalog(storage)
+      catalog = await servedCatalog(storage, env)
     } catch (error) {
       if (error instanceof CatalogUnavailable)
         throw new RefusedError(`no catalog to pin from: ${error.message}`)
@@ -73,21 +73,21 @@ export function releasePin(args: string[]): Promise<object> {
   })
 }
 
-export function releaseUnpin(args: string[]): Promise<object> {
+export function releaseUnpin(args: string[], env: Environment): Promise<object> {
   const { values } = parseArgs({ args, options: TARGET_OPTIONS })
   const target = targetOf(values)
-  return withStorage((storage) => pin(storage, target, null))
+  return withStorage(env, (storage) => pin(storage, target, null))
 }
 
-export function releaseStatus(args: string[]): Promise<object> {
+export function releaseStatus(args: string[], env: Environment): Promise<object> {
   const { values } = parseArgs({ args, options: { hub: { type: 'string' } } })
   const hub = option(values, 'hub')
-  return withStorage(async (storage) => {
+  return withStorage(env, async (storage) => {
     const record = await storage.releasePins.forHub(hub)
     if (!record) throw new NotFoundError(`no hub ${hub}`)
     let catalog: Catalog | undefined
     try {
-      catalog = await servedCatalog(storage)
+      catalog = await servedCatalog(storage, env)
     } catch (error) {
       if (!(error instanceof CatalogUnavailable)) throw error
     }

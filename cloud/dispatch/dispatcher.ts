@@ -23,7 +23,7 @@ export interface DispatcherOptions {
   cancelConfirmTimeoutMs: number
   /**
    * How long after a last will took a hub offline the hub is asked who is here (`announce`) if it is still
-   * offline then (default 20 s); tests shorten it.
+   * offline then (default WILL_RECHECK_MS; the cloud passes its WILL_RECHECK_MS setting); tests shorten it.
    */
   willRecheckMs?: number
   /** First delay before a failed hub message is handled again (doubling up to a minute); tests shorten it. */
@@ -38,7 +38,7 @@ const EXPIRY_BATCH = 500
  * from the broker's stop at 19,500 hubs in the multi-node benchmark), so that hubs that are back are not
  * asked; short enough that a hub wrongly offline is back within a minute.
  */
-const WILL_RECHECK_MS = 20_000
+export const WILL_RECHECK_MS = 20_000
 /** A job this old that its online hub was never offered missed its offer (the create path offers at once). */
 const MISSED_OFFER_GRACE_MS = 5000
 

@@ -11,14 +11,15 @@ export interface SilentJobsOptions {
   logger: Logger
   publicUrl: string
   pendingExpirySeconds: number
-  /** A job its hub holds is asked about once nothing was heard of it for this long. */
+  /** A job its hub holds is asked about once nothing was heard of it for this long (default SILENT_MS). */
   silentMs?: number
-  /** How often to look. */
+  /** How often to look (default: every half of silentMs). */
   intervalMs?: number
 }
 
 const BATCH = 500
-const SILENT_MS = 30_000
+/** How long nothing was heard of a job before its hub is asked about it (the cloud's SILENT_JOB_MS setting). */
+export const SILENT_MS = 30_000
 /** Each job is asked about again at doubling intervals up to this (a job queued behind a long one is quiet). */
 const MAX_INTERVAL_MS = 10 * 60_000
 

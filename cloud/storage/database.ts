@@ -63,7 +63,12 @@ export async function openDatabase(
     throw error
   }
   const db = new Kysely<Schema>({ dialect: new PostgresDialect({ pool: preparingPool(pool) }) })
-  return { db, engine: 'postgres', close: () => db.destroy() }
+  const close = async () => {
+    await db.destroy()
+    // Kysely ends the pool only once it has run a query; the migration's connection waits in it either way.
+    if (!pool.ending) await pool.end()
+  }
+  return { db, engine: 'postgres', close }
 }
 
 /** A SQLite file in WAL mode; a write that finds the database locked waits up to `busyTimeoutMs`. */

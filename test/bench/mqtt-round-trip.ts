@@ -21,7 +21,14 @@ export interface MqttRoundTrips {
 }
 
 async function enrolledClient(cloud: CloudProcess, accountId: string): Promise<MqttClient> {
-  const { token } = cloud.cli(['enrollment', 'create', '--account', accountId, '--name', 'bench MQTT probe'])
+  const { token } = await cloud.admin([
+    'enrollment',
+    'create',
+    '--account',
+    accountId,
+    '--name',
+    'bench MQTT probe',
+  ])
   const res = await fetch(`${cloud.url}/agent-api/v1/enroll`, {
     method: 'POST',
     headers: { 'content-type': 'application/json' },

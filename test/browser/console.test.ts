@@ -50,9 +50,9 @@ describe('the account console in a real browser', { timeout: 60_000 }, () => {
       }
     })
 
-  /** A user made with the CLI, as an operator would (issue 12, point 1). */
-  const createUser = (account: string, email: string, role: 'owner' | 'member') =>
-    cloud.cli(['user', 'create', '--account', account, '--email', email, '--role', role]) as {
+  /** A user made with the CLI's command, as an operator would (issue 12, point 1). */
+  const createUser = async (account: string, email: string, role: 'owner' | 'member') =>
+    (await cloud.admin(['user', 'create', '--account', account, '--email', email, '--role', role])) as {
       user_id: string
       set_password_url: string
     }
@@ -116,8 +116,9 @@ describe('the account console in a real browser', { timeout: 60_000 }, () => {
     rmSync(SCREENSHOTS, { recursive: true, force: true })
     cloud = await startCloudProcess()
     printer = await startPrinterSimulator({ language: 'escpos' })
-    accountId = cloud.cli(['account', 'create', '--name', 'Corner Bakery']).account_id as string
-    otherAccountId = cloud.cli(['account', 'create', '--name', 'Harbour Books']).account_id as string
+    accountId = (await cloud.admin(['account', 'create', '--name', 'Corner Bakery'])).account_id as string
+    otherAccountId = (await cloud.admin(['account', 'create', '--name', 'Harbour Books']))
+      .account_id as string
     browser = await chromium.launch({ executablePath: CHROMIUM, headless: true, args: CHROMIUM_ARGS })
     const context = await browser.newContext({ viewport: DESKTOP })
     page = await context.newPage()
@@ -134,7 +135,7 @@ describe('the account console in a real browser', { timeout: 60_000 }, () => {
   step(
     'an owner made with the CLI sets a password through the link, then signs in with the keyboard',
     async () => {
-      const owner = createUser(accountId, 'owner@bakery.test', 'owner')
+      const owner = await createUser(accountId, 'owner@bakery.test', 'owner')
       expect(owner.set_password_url.startsWith(`${cloud.url}/console/`)).toBe(true)
       await page.goto(owner.set_password_url)
       await look('set-password')
@@ -356,7 +357,7 @@ describe('the account console in a real browser', { timeout: 60_000 }, () => {
   })
 
   step('refuses a member the API clients page', async () => {
-    const member = createUser(accountId, 'member@bakery.test', 'member')
+    const member = await createUser(accountId, 'member@bakery.test', 'member')
     await setPassword(member.set_password_url)
     await signIn('member@bakery.test')
     await expect(page.getByRole('link', { name: 'API clients' }).count()).resolves.toBe(0)
@@ -370,7 +371,7 @@ describe('the account console in a real browser', { timeout: 60_000 }, () => {
   })
 
   step('shows another account’s job as not found', async () => {
-    const stranger = createUser(otherAccountId, 'owner@books.test', 'owner')
+    const stranger = await createUser(otherAccountId, 'owner@books.test', 'owner')
     await setPassword(stranger.set_password_url)
     await signIn('owner@books.test')
     const url = `${cloud.url}/console/jobs/${printedJobId}`

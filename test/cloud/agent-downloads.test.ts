@@ -6,6 +6,7 @@ import path from 'node:path'
 import { promisify } from 'node:util'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import type { Catalog } from '../../ota/catalog.ts'
+import { writeReleaseKey } from '../../ota/release-key.ts'
 import { ROOT, runCli } from '../helpers/cli.ts'
 import { type FakeInstaller, writeFakeBuild } from '../helpers/fake-release.ts'
 import { tempDir } from '../helpers/temp-dir.ts'
@@ -131,8 +132,7 @@ describe('ota publish', () => {
     const conflict = ota(['publish', '--from', conflicting])
     expect(conflict.status).toBe(1)
     expect(conflict.stderr).toContain('already published with other bytes')
-    const other = runCli('ota/cli.ts', ['keygen', '--out', path.join(work.path, 'other-keys')], {})
-    const otherKey = (JSON.parse(other.stdout) as { private_key_file: string }).private_key_file
+    const otherKey = writeReleaseKey(path.join(work.path, 'other-keys')).private_key_file
     const refused = ota(['publish', '--from', fakeBuild('1.2.0', [{ arch: 'amd64', size: 100 }])], {
       OTA_SIGNING_KEY: otherKey,
     })

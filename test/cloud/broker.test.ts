@@ -4,19 +4,6 @@ import { connectHub, enroll, seedAccount, startFullCloud } from './hub-link.ts'
 
 type FullCloud = Awaited<ReturnType<typeof startFullCloud>>
 
-async function waitFor<T>(
-  check: () => T | undefined | false | Promise<T | undefined | false>,
-  timeoutMs = 10_000,
-): Promise<T> {
-  const started = Date.now()
-  for (;;) {
-    const value = await check()
-    if (value) return value
-    if (Date.now() - started > timeoutMs) throw new Error('condition not met in time')
-    await new Promise((r) => setTimeout(r, 20))
-  }
-}
-
 describe('the broker: hub identity and topic policy', () => {
   let full: FullCloud
   let hubA: { agent_id: string; credential: string }
@@ -92,6 +79,8 @@ describe('the broker: hub identity and topic policy', () => {
     const closed = new Promise<void>((resolve) => client.once('close', () => resolve()))
     client.publish(`hubs/${hubB.agent_id}/state`, '{}', { qos: 1 })
     await closed
+    // Had the broker passed it on, the dispatcher would have handled it by now.
+    await full.cloud.dispatcher.handled()
     const published = await full.cloud.storage.agents.findById(hubB.agent_id)
     expect(published?.version).toBeNull()
   })
@@ -112,15 +101,13 @@ describe('the broker: hub identity and topic policy', () => {
       JSON.stringify({ v: 1, online: true, session }),
       { qos: 1 },
     )
-    await waitFor(async () => (await full.cloud.storage.agents.findById(hubA.agent_id))?.online)
+    const online = async () => (await full.cloud.storage.agents.findById(hubA.agent_id))?.online
+    await expect.poll(online, { timeout: 10_000, interval: 20 }).toBe(true)
     // Lose the hub without DISCONNECT: stop its keepalive pings and silence its socket.
     ;(client as unknown as { _clearPingTimer?: () => void })._clearPingTimer?.()
     client.stream.pause()
     ;(client.stream as unknown as { write: () => boolean }).write = () => true
-    await waitFor(
-      async () => (await full.cloud.storage.agents.findById(hubA.agent_id))?.online === false,
-      5000,
-    )
+    await expect.poll(online, { timeout: 5000, interval: 20 }).toBe(false)
     client.end(true)
   })
 })

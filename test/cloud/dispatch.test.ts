@@ -1,5 +1,5 @@
 import type { MqttClient } from 'mqtt'
-import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest'
 import { hashSecret } from '../../cloud/auth/secrets.ts'
 import { printerIdFor } from '../../cloud/auth/stable-id.ts'
 import type { HubPrinter } from '../../protocol/hub-messages.ts'
@@ -9,18 +9,8 @@ import { ESCPOS_RECEIPT, RECEIPT_PRINTER } from './test-cloud.ts'
 
 type FullCloud = Awaited<ReturnType<typeof startFullCloud>>
 
-async function until<T>(
-  check: () => T | undefined | null | false | Promise<T | undefined | null | false>,
-  timeoutMs = 5000,
-): Promise<T> {
-  const deadline = Date.now() + timeoutMs
-  for (;;) {
-    const value = await check()
-    if (value) return value
-    if (Date.now() > deadline) throw new Error('condition not met in time')
-    await new Promise((r) => setTimeout(r, 10))
-  }
-}
+/** Waits on a busy machine are for a sign, not for time: the timeout only bounds a test that fails. */
+const POLL = { timeout: 10_000, interval: 10 }
 
 const printer = (key: string): HubPrinter => ({
   key,
@@ -63,6 +53,23 @@ describe('the dispatcher and the agent API, with an MQTT client standing in for 
   const publish = (topic: string, payload: object) =>
     client.publishAsync(`hubs/${hub.agent_id}/${topic}`, JSON.stringify({ v: 1, ...payload }), { qos: 1 })
   const job = (id: string) => full.cloud.storage.printJobs.findById(seed.accountId, id)
+  const statusOf = async (id: string) => (await job(id))?.status
+  const hubOnline = async () => (await full.cloud.storage.agents.findById(hub.agent_id))?.online
+  /** Every hub message the broker took so far has been handled: what it would have changed, it has. */
+  const handled = () => full.cloud.dispatcher.handled()
+  /** The hub connected with `session`, its presence recorded, whatever an earlier test left. */
+  const present = async (session: string) => {
+    await publish('presence', { online: true, session })
+    await handled()
+    expect(await hubOnline()).toBe(true)
+  }
+  /** The hub connected with `session` and then went away: offline, its printers too. */
+  const goneAway = async (session: string) => {
+    await present(session)
+    await publish('presence', { online: false, session })
+    await handled()
+    expect(await hubOnline()).toBe(false)
+  }
   const offersFor = (id: string) =>
     messages.filter((m) => m.topic.endsWith('/job-offer') && m.payload.print_job_id === id)
 
@@ -95,7 +102,11 @@ describe('the dispatcher and the agent API, with an MQTT client standing in for 
       host: { hostname: 'pi', platform: 'linux', arch: 'arm64' },
       printers: [printer('receipt-1'), printer('receipt-2')],
     })
-    await until(async () => await full.cloud.storage.printers.locate(printerId()))
+    // vi.waitFor: expect.poll is for tests, not hooks.
+    await vi.waitFor(async () => {
+      if (!(await full.cloud.storage.printers.locate(printerId())))
+        throw new Error('printer not registered yet')
+    }, POLL)
   })
   afterAll(async () => {
     client.end(true)
@@ -119,9 +130,8 @@ describe('the dispatcher and the agent API, with an MQTT client standing in for 
 
   it('offers a new job to its hub with the document URL, checksum and resolved options', async () => {
     const created = await createJob()
-    const [offer] = await until(
-      () => offersFor(created.print_job_id).length > 0 && offersFor(created.print_job_id),
-    )
+    await expect.poll(() => offersFor(created.print_job_id).length, POLL).toBeGreaterThan(0)
+    const [offer] = offersFor(created.print_job_id)
     expect(offer?.payload).toMatchObject({
       v: 1,
       print_job_id: created.print_job_id,
@@ -145,12 +155,12 @@ describe('the dispatcher and the agent API, with an MQTT client standing in for 
     const created = await createJob()
     const at = (s: number) => new Date(Date.parse(created.created_at) + s * 1000).toISOString()
     await publish('job-ack', { print_job_id: created.print_job_id, at: at(1) })
-    await until(async () => (await job(created.print_job_id))?.status === 'reserved')
+    await expect.poll(() => statusOf(created.print_job_id), POLL).toBe('reserved')
     await publish('job-ack', { print_job_id: created.print_job_id, at: at(2) })
     await publish('job-status', { print_job_id: created.print_job_id, status: 'printing', at: at(3) })
-    await until(async () => (await job(created.print_job_id))?.status === 'printing')
+    await expect.poll(() => statusOf(created.print_job_id), POLL).toBe('printing')
     await publish('job-status', { print_job_id: created.print_job_id, status: 'printed', at: at(4) })
-    await until(async () => (await job(created.print_job_id))?.status === 'printed')
+    await expect.poll(() => statusOf(created.print_job_id), POLL).toBe('printed')
     await publish('job-status', { print_job_id: created.print_job_id, status: 'printing', at: at(5) })
     await publish('job-status', {
       print_job_id: created.print_job_id,
@@ -160,7 +170,7 @@ describe('the dispatcher and the agent API, with an MQTT client standing in for 
       detail: 'connection reset',
     })
     await publish('job-ack', { print_job_id: created.print_job_id, at: at(7) })
-    await new Promise((r) => setTimeout(r, 100))
+    await handled()
     expect(await job(created.print_job_id)).toMatchObject({
       status: 'printed',
       reserved_at: at(1),
@@ -191,7 +201,7 @@ describe('the dispatcher and the agent API, with an MQTT client standing in for 
       await report('job-ack', {})
       await report('job-waiting', { reason: 'paper_out' })
       await report('job-status', { status: 'printed' })
-      await new Promise((r) => setTimeout(r, 200))
+      await handled()
       expect(await job(created.print_job_id)).toMatchObject({
         status: 'pending',
         reserved_at: null,
@@ -203,7 +213,7 @@ describe('the dispatcher and the agent API, with an MQTT client standing in for 
     }
     // Its own hub's report still applies.
     await publish('job-ack', { print_job_id: created.print_job_id, at: new Date().toISOString() })
-    await until(async () => (await job(created.print_job_id))?.status === 'reserved')
+    await expect.poll(() => statusOf(created.print_job_id), POLL).toBe('reserved')
   })
 
   it('keeps the failure reason the hub reports, and what it said about it', async () => {
@@ -214,7 +224,7 @@ describe('the dispatcher and the agent API, with an MQTT client standing in for 
       at: new Date().toISOString(),
       failure_reason: 'printer_paper_out',
     })
-    await until(async () => (await job(created.print_job_id))?.status === 'failed')
+    await expect.poll(() => statusOf(created.print_job_id), POLL).toBe('failed')
     expect(await job(created.print_job_id)).toMatchObject({
       failure_reason: 'printer_paper_out',
       failure_detail: null,
@@ -228,7 +238,7 @@ describe('the dispatcher and the agent API, with an MQTT client standing in for 
       failure_reason: 'render_failed',
       detail: 'ghostscript_error: Ghostscript failed (-100)',
     })
-    await until(async () => (await job(said.print_job_id))?.status === 'failed')
+    await expect.poll(() => statusOf(said.print_job_id), POLL).toBe('failed')
     expect(await job(said.print_job_id)).toMatchObject({
       failure_reason: 'render_failed',
       failure_detail: 'ghostscript_error: Ghostscript failed (-100)',
@@ -239,14 +249,17 @@ describe('the dispatcher and the agent API, with an MQTT client standing in for 
     const pending = await createJob()
     const reserved = await createJob()
     await publish('job-ack', { print_job_id: reserved.print_job_id, at: new Date().toISOString() })
-    await until(async () => (await job(reserved.print_job_id))?.status === 'reserved')
+    await expect.poll(() => statusOf(reserved.print_job_id), POLL).toBe('reserved')
     const before = [offersFor(pending.print_job_id).length, offersFor(reserved.print_job_id).length]
     await publish('presence', { online: true, session: 's2' })
-    await until(
-      () =>
-        offersFor(reserved.print_job_id).length > before[1]! &&
-        offersFor(pending.print_job_id).length > before[0]!,
-    )
+    await expect
+      .poll(
+        () =>
+          offersFor(pending.print_job_id).length > before[0]! &&
+          offersFor(reserved.print_job_id).length > before[1]!,
+        POLL,
+      )
+      .toBe(true)
   })
 
   const cancelCommandsFor = (id: string) =>
@@ -281,7 +294,7 @@ describe('the dispatcher and the agent API, with an MQTT client standing in for 
       status: 'printing',
       at: new Date().toISOString(),
     })
-    await new Promise((r) => setTimeout(r, 100))
+    await handled()
     expect((await job(created.print_job_id))?.status).toBe('cancelled')
   })
 
@@ -310,14 +323,14 @@ describe('the dispatcher and the agent API, with an MQTT client standing in for 
     // On reconnect the hub is asked to drop the job instead of being offered it.
     const offers = offersFor(created.print_job_id).length
     await publish('presence', { online: true, session: 's2' })
-    await until(() => cancelCommandsFor(created.print_job_id).length >= 2)
+    await expect.poll(() => cancelCommandsFor(created.print_job_id).length, POLL).toBeGreaterThanOrEqual(2)
     expect(offersFor(created.print_job_id).length).toBe(offers)
     await publish('job-status', {
       print_job_id: created.print_job_id,
       status: 'cancelled',
       at: new Date().toISOString(),
     })
-    await until(async () => (await job(created.print_job_id))?.status === 'cancelled')
+    await expect.poll(() => statusOf(created.print_job_id), POLL).toBe('cancelled')
   })
 
   it('expires a pending job its hub holds only through the hub', async () => {
@@ -326,9 +339,8 @@ describe('the dispatcher and the agent API, with an MQTT client standing in for 
     expect(await full.cloud.dispatcher.expireStale(new Date(Date.now() + 61_000))).not.toContain(
       created.print_job_id,
     )
-    const [command] = await until(
-      () => cancelCommandsFor(created.print_job_id).length > 0 && cancelCommandsFor(created.print_job_id),
-    )
+    await expect.poll(() => cancelCommandsFor(created.print_job_id).length, POLL).toBeGreaterThan(0)
+    const [command] = cancelCommandsFor(created.print_job_id)
     expect(command?.payload).toMatchObject({ reason: 'expired' })
     expect((await job(created.print_job_id))?.status).toBe('pending')
     await publish('job-status', {
@@ -337,7 +349,7 @@ describe('the dispatcher and the agent API, with an MQTT client standing in for 
       failure_reason: 'expired',
       at: new Date().toISOString(),
     })
-    await until(async () => (await job(created.print_job_id))?.status === 'failed')
+    await expect.poll(() => statusOf(created.print_job_id), POLL).toBe('failed')
     expect((await job(created.print_job_id))?.failure_reason).toBe('expired')
   })
 
@@ -355,11 +367,13 @@ describe('the dispatcher and the agent API, with an MQTT client standing in for 
   })
 
   it('takes the printers offline with the hub, but not on a stale last will', async () => {
+    await present('s4')
+    // The last will of the connection before.
     await publish('presence', { online: false, session: 's1' })
-    await new Promise((r) => setTimeout(r, 100))
-    expect((await full.cloud.storage.agents.findById(hub.agent_id))?.online).toBe(true)
-    await publish('presence', { online: false, session: 's2' })
-    await until(async () => (await full.cloud.storage.agents.findById(hub.agent_id))?.online === false)
+    await handled()
+    expect(await hubOnline()).toBe(true)
+    await publish('presence', { online: false, session: 's4' })
+    await expect.poll(hubOnline, POLL).toBe(false)
     const { body } = await api<{ data: { online: boolean }[] }>('GET', '/api/v1/printers')
     expect(body.data.every((p) => !p.online)).toBe(true)
     // A state report sent just before the hub went away cannot bring its printers back online.
@@ -368,13 +382,13 @@ describe('the dispatcher and the agent API, with an MQTT client standing in for 
       host: { hostname: 'pi', platform: 'linux', arch: 'arm64' },
       printers: [printer('receipt-1')],
     })
-    await new Promise((r) => setTimeout(r, 100))
+    await handled()
     const after = await api<{ data: { online: boolean }[] }>('GET', '/api/v1/printers')
     expect(after.body.data.every((p) => !p.online)).toBe(true)
   })
 
   it('cancels and expires at once a job no hub was offered (its hub is offline)', async () => {
-    expect((await full.cloud.storage.agents.findById(hub.agent_id))?.online).toBe(false)
+    await goneAway('s5')
     const unoffered = await createJob()
     const cancelled = await cancel(unoffered.print_job_id)
     expect(cancelled.status).toBe(200)
@@ -391,7 +405,7 @@ describe('the dispatcher and the agent API, with an MQTT client standing in for 
 
   it('brings the printers of its latest state report online with a presence handled after the report', async () => {
     // Another node may handle a hub's state report before this one handles its presence (both follow a connect).
-    expect((await full.cloud.storage.agents.findById(hub.agent_id))?.online).toBe(false)
+    await goneAway('s6')
     const reportedAt = new Date().toISOString()
     await publish('state', {
       agent_version: '9.9.9',
@@ -401,9 +415,9 @@ describe('the dispatcher and the agent API, with an MQTT client standing in for 
     const seenSince = async () =>
       ((await full.cloud.storage.printers.findById(seed.accountId, printerIdFor(hub.agent_id, 'receipt-2')))
         ?.last_seen_at ?? '') >= reportedAt
-    await until(seenSince)
-    await publish('presence', { online: true, session: 's3' })
-    await until(async () => (await full.cloud.storage.agents.findById(hub.agent_id))?.online)
+    await expect.poll(seenSince, POLL).toBe(true)
+    await publish('presence', { online: true, session: 's7' })
+    await expect.poll(hubOnline, POLL).toBe(true)
     const { body } = await api<{ data: { printer_id: string; online: boolean }[] }>('GET', '/api/v1/printers')
     expect(Object.fromEntries(body.data.map((p) => [p.printer_id, p.online]))).toEqual({
       [printerIdFor(hub.agent_id, 'receipt-1')]: false,

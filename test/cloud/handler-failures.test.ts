@@ -3,7 +3,7 @@ import { Writable } from 'node:stream'
 import Database from 'better-sqlite3'
 import type { MqttClient } from 'mqtt'
 import { pino } from 'pino'
-import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest'
 import { printerIdFor } from '../../cloud/auth/stable-id.ts'
 import { DATABASE_FILE } from '../../cloud/storage/storage.ts'
 import type { HubPrinter } from '../../protocol/hub-messages.ts'
@@ -82,11 +82,13 @@ describe('hub-message handlers and timers on a locked database', () => {
       host: { hostname: 'pi', platform: 'linux', arch: 'arm64' },
       printers: [printer('Before')],
     })
-    const deadline = Date.now() + 5000
-    while (!(await full.cloud.storage.printers.locate(printerIdFor(hub.agent_id, 'receipt-1')))) {
-      if (Date.now() > deadline) throw new Error('the hub’s printer was not registered')
-      await new Promise((r) => setTimeout(r, 10))
-    }
+    await vi.waitFor(
+      async () => {
+        if (!(await full.cloud.storage.printers.locate(printerIdFor(hub.agent_id, 'receipt-1'))))
+          throw new Error('the hub’s printer was not registered')
+      },
+      { timeout: 10_000, interval: 10 },
+    )
   })
   afterAll(async () => {
     client.end(true)

@@ -8,7 +8,10 @@ import { freePort } from '../helpers/free-port.ts'
 import { tempDir } from '../helpers/temp-dir.ts'
 import { ALL_SCOPES, issueToken } from './test-cloud.ts'
 
-/** A whole cloud (API, broker, dispatcher) in this process on ephemeral loopback ports. */
+/**
+ * A whole cloud (API, broker, dispatcher) in this process on ephemeral loopback ports. The broker binds port 0
+ * (hubs are told the port it got); the API's port is picked beforehand, because PUBLIC_URL names it.
+ */
 export async function startFullCloud(env: Record<string, string> = {}, logger = pino({ level: 'silent' })) {
   const dir = tempDir('cloud-full-')
   const port = await freePort()
@@ -16,7 +19,7 @@ export async function startFullCloud(env: Record<string, string> = {}, logger = 
     DATA_DIR: dir.path,
     HOST: '127.0.0.1',
     PORT: String(port),
-    MQTT_PORT: String(await freePort()),
+    MQTT_PORT: '0',
     PUBLIC_URL: `http://127.0.0.1:${port}`,
     LOG_LEVEL: 'silent',
     ...env,

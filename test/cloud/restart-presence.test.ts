@@ -3,7 +3,6 @@ import { describe, expect, it } from 'vitest'
 import { loadConfig } from '../../cloud/config.ts'
 import { startCloud } from '../../cloud/server.ts'
 import { openStorage } from '../../cloud/storage/storage.ts'
-import { freePort } from '../helpers/free-port.ts'
 import { tempDir } from '../helpers/temp-dir.ts'
 import { RECEIPT_PRINTER } from './test-cloud.ts'
 
@@ -22,13 +21,8 @@ describe('a restart of the cloud', () => {
     })
     await before.close()
 
-    const port = await freePort()
-    const config = loadConfig({
-      DATA_DIR: dir.path,
-      HOST: '127.0.0.1',
-      PORT: String(port),
-      MQTT_PORT: String(await freePort()),
-    })
+    // Ports the OS picks: nothing here needs to know them beforehand.
+    const config = loadConfig({ DATA_DIR: dir.path, HOST: '127.0.0.1', PORT: '0', MQTT_PORT: '0' })
     const cloud = await startCloud(config, pino({ level: 'silent' }))
     expect((await cloud.storage.agents.findById(agent.agent_id))?.online).toBe(false)
     expect((await cloud.storage.printers.findById(account.account_id, printer.printer_id))?.online).toBe(

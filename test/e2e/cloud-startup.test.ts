@@ -1,6 +1,6 @@
 import type { ChildProcess } from 'node:child_process'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { exitOf, spawnCli } from '../helpers/cli.ts'
+import { exitOf, runCli, spawnCli } from '../helpers/cli.ts'
 import { freePort } from '../helpers/free-port.ts'
 import {
   type CloudProcess,
@@ -109,9 +109,11 @@ describe('a second cloud refuses to start, before it touches any state', () => {
     })
     expect(await onlineStates()).toEqual({ hubs: [true], printers: [true] })
     // The admin commands need only the database, so they still work while the cloud runs.
-    expect(cloud.cli(['account', 'create', '--name', 'While running'])).toMatchObject({
-      name: 'While running',
+    const admin = runCli('cloud/cli.ts', ['account', 'create', '--name', 'While running'], {
+      DATA_DIR: cloud.dataDir,
     })
+    expect(admin).toMatchObject({ status: 0, stderr: '' })
+    expect(JSON.parse(admin.stdout)).toMatchObject({ name: 'While running' })
   })
 })
 

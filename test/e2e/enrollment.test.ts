@@ -24,8 +24,8 @@ describe('hub enrollment through the CLIs', () => {
   const hubRun = (args: string[]) =>
     runCli('hub/cli.ts', ['run', '--cloud', cloud.url, ...args], { LOG_LEVEL: 'silent' })
 
-  it('prints a single-use token that expires in 24 hours by default', () => {
-    const created = cloud.cli([
+  it('prints a single-use token that expires in 24 hours by default', async () => {
+    const created = await cloud.admin([
       'enrollment',
       'create',
       '--account',
@@ -83,7 +83,7 @@ describe('hub enrollment through the CLIs', () => {
   })
 
   it('refuses a revoked token and an unknown one with a clear message', async () => {
-    const { enrollment_id, token } = cloud.cli([
+    const { enrollment_id, token } = await cloud.admin([
       'enrollment',
       'create',
       '--account',
@@ -91,7 +91,7 @@ describe('hub enrollment through the CLIs', () => {
       '--name',
       'Spare',
     ])
-    expect(cloud.cli(['enrollment', 'revoke', '--id', enrollment_id!])).toEqual({
+    expect(await cloud.admin(['enrollment', 'revoke', '--id', enrollment_id!])).toEqual({
       enrollment_id,
       state: 'revoked',
     })

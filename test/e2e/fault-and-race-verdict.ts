@@ -160,7 +160,7 @@ export function summarize(f: FaultAndRaceFigures): string {
     .map(([reason, count]) => `${reason} ${count}`)
     .join(', ')
   return [
-    `fault and race, seed ${f.seed} (replay with SOAK_SEED=${f.seed}), ${f.duration_s} s`,
+    `fault and race, seed ${f.seed}, ${f.duration_s} s`,
     `  jobs: ${f.jobs_submitted} submitted, ${f.jobs_accepted} accepted; ${f.printed} printed, ${f.cancelled} cancelled, ` +
       `${f.failed} failed (${reasons || 'none'}); ${f.interrupted_with_bytes} interrupted with bytes at the printer; ${f.not_final} not final`,
     `  cancels: ${f.cancels_sent} sent: ${f.cancels_200} answered 200, ${f.cancels_202} 202 ` +

@@ -68,7 +68,8 @@ function watchHeads(
  * them at racing moments, while the hub and the cloud are killed with SIGKILL (and restarted on the same data
  * and ports), the hub's broker link and the backend's API link are cut. Then every job must end final, and
  * the bytes at each printer must agree with what the API says (see fault-and-race-verdict.ts). `npm test` runs
- * a short form (fault-and-race.test.ts), `npm run soak` the full size (test/soak/run.ts).
+ * a short form on a fixed seed (fault-and-race.test.ts), `npm run soak` the full size on a new seed each run
+ * (test/soak/run.ts).
  */
 export async function runFaultAndRace(
   options: FaultAndRaceOptions,

@@ -1,5 +1,5 @@
 import type { ChildProcess } from 'node:child_process'
-import { exitOf, hasExited, runCli, spawnCli, waitForLogLine } from '../helpers/cli.ts'
+import { cloudCommand, exitOf, hasExited, spawnCli, waitForLogLine } from '../helpers/cli.ts'
 import { freePort } from '../helpers/free-port.ts'
 import { tempDir } from '../helpers/temp-dir.ts'
 
@@ -14,8 +14,12 @@ export interface CloudProcess {
   mqttPort: number
   process: ChildProcess
   logs: string[]
-  /** CLI command against this cloud's DATA_DIR. */
-  cli(args: string[]): Record<string, string>
+  /**
+   * A cloud CLI command (`account create`, ...) on this cloud's database, run in this process through the
+   * CLI's own code: what the CLI would print. The CLI opens the database itself while the cloud runs, and so
+   * does this.
+   */
+  admin(args: string[]): Promise<Record<string, string>>
   stop(): Promise<number | null>
   kill(): Promise<void>
 }
@@ -103,14 +107,12 @@ export async function startCloudProcess(
     mqttPort,
     process: child,
     logs,
-    cli(args) {
+    admin(args) {
       // The CLI reads the database the cloud uses: DATABASE_URL when it has one, else DATA_DIR's SQLite file;
       // links it prints (user create's set_password_url) are on the cloud's PUBLIC_URL.
       const databaseUrl = options.env?.DATABASE_URL
       const database: Record<string, string> = databaseUrl ? { DATABASE_URL: databaseUrl } : {}
-      const result = runCli('cloud/cli.ts', args, { DATA_DIR: dir, PUBLIC_URL: env.PUBLIC_URL, ...database })
-      if (result.status !== 0) throw new Error(`cloud ${args.join(' ')} failed: ${result.stderr}`)
-      return JSON.parse(result.stdout) as Record<string, string>
+      return cloudCommand(args, { DATA_DIR: dir, PUBLIC_URL: env.PUBLIC_URL, ...database })
     },
     stop: control.stop,
     kill: control.kill,
@@ -163,10 +165,10 @@ export async function newTempDir(prefix: string): Promise<string> {
   return dir.path
 }
 
-/** An account, an API token with every scope, and an enrollment token, all through the cloud CLI. */
+/** An account, an API token with every scope, and an enrollment token, all through the cloud CLI's commands. */
 export async function setUpAccount(cloud: CloudProcess, name = 'E2E shop') {
-  const { account_id } = cloud.cli(['account', 'create', '--name', name])
-  const { client_id, client_secret } = cloud.cli([
+  const { account_id } = await cloud.admin(['account', 'create', '--name', name])
+  const { client_id, client_secret } = await cloud.admin([
     'client',
     'create',
     '--account',
@@ -174,7 +176,14 @@ export async function setUpAccount(cloud: CloudProcess, name = 'E2E shop') {
     '--scopes',
     'printers:read,documents:write,print_jobs:write,print_jobs:read',
   ])
-  const { token } = cloud.cli(['enrollment', 'create', '--account', account_id!, '--name', `${name} hub`])
+  const { token } = await cloud.admin([
+    'enrollment',
+    'create',
+    '--account',
+    account_id!,
+    '--name',
+    `${name} hub`,
+  ])
   const res = await fetch(`${cloud.url}/oauth/token`, {
     method: 'POST',
     headers: { 'content-type': 'application/x-www-form-urlencoded' },

@@ -1,5 +1,5 @@
 import { afterAll, describe, expect, it } from 'vitest'
-import { exitOf, runCli, spawnCli, waitForLogLine } from '../helpers/cli.ts'
+import { cloudCommand, exitOf, spawnCli, waitForLogLine } from '../helpers/cli.ts'
 import { freePort } from '../helpers/free-port.ts'
 import { FAST_HUB_ENV, newTempDir, startCloudProcess, stopAll } from './harness.ts'
 
@@ -13,13 +13,13 @@ describe('a hub started before its cloud', () => {
 
   it('waits, logging each wait with the cloud URL and the delay, and enrols and connects once the cloud is up; later runs wait at the connection lookup', async () => {
     const dataDir = await newTempDir('e2e-cloud-')
-    const admin = (args: string[]) => JSON.parse(runCli('cloud/cli.ts', args, { DATA_DIR: dataDir }).stdout)
-    const { account_id } = admin(['account', 'create', '--name', 'Early shop'])
-    const { token } = admin(['enrollment', 'create', '--account', account_id, '--name', 'Early hub'])
+    const admin = (args: string[]) => cloudCommand(args, { DATA_DIR: dataDir })
+    const { account_id } = await admin(['account', 'create', '--name', 'Early shop'])
+    const { token } = await admin(['enrollment', 'create', '--account', account_id!, '--name', 'Early hub'])
     const port = await freePort()
     const cloudUrl = `http://127.0.0.1:${port}`
     const hubDir = await newTempDir('e2e-hub-')
-    const hub = spawnCli('hub/cli.ts', ['run', '--cloud', cloudUrl, '--data', hubDir, '--enroll', token], {
+    const hub = spawnCli('hub/cli.ts', ['run', '--cloud', cloudUrl, '--data', hubDir, '--enroll', token!], {
       ...FAST_HUB_ENV,
       HUB_CLOUD_RETRY_MAX_MS: '500',
     })

@@ -1,7 +1,7 @@
 import { readFileSync } from 'node:fs'
 import path from 'node:path'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { runCli } from '../helpers/cli.ts'
+import { cloudCommand } from '../helpers/cli.ts'
 import { type MosquittoServer, startMosquitto } from '../helpers/mosquitto-server.ts'
 import { tempDir } from '../helpers/temp-dir.ts'
 import { type PrinterSimulator, startPrinterSimulator } from '../simulators/printer-simulator.ts'
@@ -33,13 +33,14 @@ describe('the cloud on Mosquitto (MQTT_URL)', () => {
 
   beforeAll(async () => {
     mosquitto = await startMosquitto({
-      config: ({ port, dir }) => {
-        const result = runCli('cloud/cli.ts', ['mosquitto-config', '--dir', dir], {
-          MQTT_URL: `mqtt://127.0.0.1:${port}`,
-          DATA_DIR: scratch.path,
-        })
-        if (result.status !== 0) throw new Error(`mosquitto-config failed: ${result.stderr}`)
-        const written = JSON.parse(result.stdout) as { config_file: string; start: string }
+      config: async ({ port, dir }) => {
+        const written = await cloudCommand<{ config_file: string; start: string }>(
+          ['mosquitto-config', '--dir', dir],
+          {
+            MQTT_URL: `mqtt://127.0.0.1:${port}`,
+            DATA_DIR: scratch.path,
+          },
+        )
         expect(written.start).toBe(`mosquitto -c ${path.join(dir, 'mosquitto.conf')}`)
         return readFileSync(written.config_file, 'utf8')
       },
@@ -86,7 +87,7 @@ describe('the cloud on Mosquitto (MQTT_URL)', () => {
   })
 
   it('cuts a revoked hub off at the broker: disconnected, and refused when it tries again', async () => {
-    const revoked = cloud.cli(['hub', 'revoke', '--id', hub.agentId])
+    const revoked = await cloud.admin(['hub', 'revoke', '--id', hub.agentId])
     expect(revoked.agent_id).toBe(hub.agentId)
     await expect
       .poll(() => cloud.logs.join(''), { timeout: 10_000 })

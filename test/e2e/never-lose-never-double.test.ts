@@ -19,14 +19,6 @@ import { occurrences } from './receipts.ts'
 const receipt = (n: number) =>
   Buffer.from(`\x1b@JOB-${String(n).padStart(4, '0')} thank you\n\x1dVB\x00`, 'latin1')
 
-async function until(check: () => boolean | Promise<boolean>, timeoutMs = 30_000): Promise<void> {
-  const deadline = Date.now() + timeoutMs
-  while (!(await check())) {
-    if (Date.now() > deadline) throw new Error('condition not met in time')
-    await new Promise((r) => setTimeout(r, 25))
-  }
-}
-
 /**
  * The invariant of DESIGN "never lose, never double": every job ends printed, or failed as `interrupted`
  * (its bytes may have reached the printer); a printed job's bytes are at the printer exactly once, an
@@ -93,7 +85,9 @@ describe('never lose, never double (real processes)', { timeout: 120_000 }, () =
     }
     // Kill the hub three times while jobs are printing, restarting it each time without a token.
     for (const after of [5, 15, 28]) {
-      await until(() => occurrences(simulator.received(), Buffer.from('JOB-')) >= after)
+      await expect
+        .poll(() => occurrences(simulator.received(), Buffer.from('JOB-')), { timeout: 30_000, interval: 25 })
+        .toBeGreaterThanOrEqual(after)
       const running = hub ?? runningHubs().at(-1)
       await running?.kill()
       hub = await startHubProcess({ cloudUrl: cloud.url, dataDir: hubDir, printers: [simulator.uri] })

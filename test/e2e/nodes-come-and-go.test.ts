@@ -5,7 +5,7 @@ import type { PrintJob } from '../../protocol/print-job.ts'
 import { startConfiguredMosquitto } from '../cloud/broker/mosquitto-peer.ts'
 import { freePort } from '../helpers/free-port.ts'
 import type { MosquittoServer } from '../helpers/mosquitto-server.ts'
-import { type PostgresServer, startPostgres } from '../helpers/postgres-server.ts'
+import { testDatabases } from '../helpers/postgres-server.ts'
 import { type RedisServer, startRedisServer } from '../helpers/redis-server.ts'
 import { startTcpProxy, type TcpProxy } from '../helpers/tcp-proxy.ts'
 import { tempDir } from '../helpers/temp-dir.ts'
@@ -37,10 +37,16 @@ import { RetryingClient } from './retrying-client.ts'
 const BATCH = 5
 /** Every node the test starts, each on a port of its own. */
 const NODES = 6
+/**
+ * What a killed node had taken is recovered by the other nodes' timers: jobs silent for 30 s are asked about
+ * again (silent-jobs.ts) and a hub a will took offline is asked who is here after 20 s. Shortened here so that
+ * the test waits for the recovery, not for production intervals.
+ */
+const RECOVERY_IN_SECONDS = { SILENT_JOB_MS: '3000', WILL_RECHECK_MS: '2000' }
 
 describe('cloud nodes that come and go, never to return', { timeout: 300_000 }, () => {
   const shared = tempDir('e2e-nodes-come-and-go-')
-  let postgres: PostgresServer
+  const databases = testDatabases()
   let mosquitto: MosquittoServer
   let redis: RedisServer
   let balancer: TcpProxy
@@ -69,6 +75,7 @@ describe('cloud nodes that come and go, never to return', { timeout: 300_000 }, 
         MQTT_URL: mosquitto.url,
         MQTT_ADMIN_PASSWORD_FILE: path.join(mosquitto.dir, 'cloud-password'),
         REDIS_URL: redis.url,
+        ...RECOVERY_IN_SECONDS,
       },
     })
     live.push(node)
@@ -86,8 +93,7 @@ describe('cloud nodes that come and go, never to return', { timeout: 300_000 }, 
   }
 
   beforeAll(async () => {
-    ;[postgres, redis] = await Promise.all([startPostgres(), startRedisServer()])
-    databaseUrl = await postgres.createDatabase()
+    ;[databaseUrl, redis] = await Promise.all([databases.migrated(), startRedisServer()])
     mosquitto = await startConfiguredMosquitto(shared.path)
     ports = []
     for (let i = 0; i < NODES; i++) ports.push(await freePort())
@@ -107,7 +113,6 @@ describe('cloud nodes that come and go, never to return', { timeout: 300_000 }, 
     await balancer?.close()
     await mosquitto?.stop()
     await redis?.stop()
-    await postgres?.stop()
     shared.remove()
   })
 

@@ -21,7 +21,7 @@ export async function registerHttpPartner(cloud: CloudProcess): Promise<HttpPart
   const keys = await rsaKeyPair()
   const keyFile = path.join(await newTempDir('e2e-partner-'), 'public.pem')
   writeFileSync(keyFile, await exportSPKI(keys.publicKey))
-  const { app_id, kid } = cloud.cli([
+  const { app_id, kid } = await cloud.admin([
     'app',
     'create',
     '--name',

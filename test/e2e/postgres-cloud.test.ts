@@ -1,9 +1,9 @@
 import { readFileSync } from 'node:fs'
 import path from 'node:path'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { runCli } from '../helpers/cli.ts'
+import { cloudCommand } from '../helpers/cli.ts'
 import { type MosquittoServer, startMosquitto } from '../helpers/mosquitto-server.ts'
-import { type PostgresServer, startPostgres } from '../helpers/postgres-server.ts'
+import { testDatabases } from '../helpers/postgres-server.ts'
 import { tempDir } from '../helpers/temp-dir.ts'
 import { type PrinterSimulator, startPrinterSimulator } from '../simulators/printer-simulator.ts'
 import { ApiClient } from './api-client.ts'
@@ -18,7 +18,7 @@ const RECEIPT = Buffer.from('\x1b@Corner Bakery\n2 x Croissant   4.80\n\x1dVB\x0
 
 describe('two cloud nodes on PostgreSQL', () => {
   const shared = tempDir('e2e-pg-')
-  let postgres: PostgresServer
+  const databases = testDatabases()
   let mosquitto: MosquittoServer
   let nodeA: CloudProcess
   let nodeB: CloudProcess
@@ -28,16 +28,14 @@ describe('two cloud nodes on PostgreSQL', () => {
   let printerId: string
 
   beforeAll(async () => {
-    postgres = await startPostgres()
-    const databaseUrl = await postgres.createDatabase()
+    const databaseUrl = await databases.empty()
     mosquitto = await startMosquitto({
-      config: ({ port, dir }) => {
-        const result = runCli('cloud/cli.ts', ['mosquitto-config', '--dir', dir], {
+      config: async ({ port, dir }) => {
+        const written = await cloudCommand<{ config_file: string }>(['mosquitto-config', '--dir', dir], {
           MQTT_URL: `mqtt://127.0.0.1:${port}`,
           DATA_DIR: shared.path,
         })
-        if (result.status !== 0) throw new Error(`mosquitto-config failed: ${result.stderr}`)
-        return readFileSync((JSON.parse(result.stdout) as { config_file: string }).config_file, 'utf8')
+        return readFileSync(written.config_file, 'utf8')
       },
     })
     const node = (clientId: string) =>
@@ -69,7 +67,6 @@ describe('two cloud nodes on PostgreSQL', () => {
     await stopAll()
     await simulator?.close()
     await mosquitto?.stop()
-    await postgres?.stop()
     shared.remove()
   })
 
@@ -85,6 +82,6 @@ describe('two cloud nodes on PostgreSQL', () => {
     const done = await apiA.waitForJob(job.print_job_id, ['printed', 'failed'])
     expect(done).toMatchObject({ status: 'printed', failure_reason: null })
     expect(simulator.received().equals(RECEIPT)).toBe(true)
-    expect(nodeA.cli(['job', 'show', '--id', job.print_job_id])).toMatchObject({ status: 'printed' })
+    expect(await nodeA.admin(['job', 'show', '--id', job.print_job_id])).toMatchObject({ status: 'printed' })
   })
 })

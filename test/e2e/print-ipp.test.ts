@@ -1,6 +1,6 @@
 import { readdirSync, readFileSync } from 'node:fs'
 import path from 'node:path'
-import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest'
 import type { Printer } from '../../protocol/printer.ts'
 import { type IppEvePrinter, startIppEvePrinter } from '../helpers/ipp-printer.ts'
 import { makePdf } from '../helpers/pdf.ts'
@@ -41,12 +41,15 @@ describe('PDFs on IPP printers, end to end (real cloud, hub and ippeveprinter)',
     })
     await api.waitForPrinters(2)
     // Capabilities arrive once the hub has described each printer (an undescribed one reports no dpi).
-    const deadline = Date.now() + JOB_TIMEOUT_MS
-    let described: Printer[] = []
-    while (described.length < 2 && Date.now() < deadline) {
-      described = (await api.printers()).filter((p) => p.capabilities.dpi.length > 0)
-      await new Promise((r) => setTimeout(r, 50))
-    }
+    // vi.waitFor: expect.poll is for tests, not hooks.
+    const described = await vi.waitFor(
+      async () => {
+        const found = (await api.printers()).filter((p) => p.capabilities.dpi.length > 0)
+        if (found.length < 2) throw new Error(`${found.length} of 2 printers described`)
+        return found
+      },
+      { timeout: JOB_TIMEOUT_MS, interval: 50 },
+    )
     for (const printer of described) {
       if (printer.name === 'Office') printers.office = printer
       if (printer.name === 'Raster only') printers.rasterOnly = printer

@@ -3,6 +3,7 @@ import { freePort } from '../helpers/free-port.ts'
 import { type PrinterSimulator, startPrinterSimulator } from '../simulators/printer-simulator.ts'
 import { ApiClient } from './api-client.ts'
 import { type CloudProcess, setUpAccount, startCloudProcess, startHubProcess, stopAll } from './harness.ts'
+import { logLines } from './log-lines.ts'
 
 const RECEIPT = Buffer.from('\x1b@Paper test\n\x1dVB\x00', 'latin1')
 const LABEL = Buffer.from('^XA^FO20,20^A0N,30,30^FDCover test^FS^XZ')
@@ -151,17 +152,25 @@ describe('jobs left pending too long', { timeout: 60_000 }, () => {
     const job = await api.printRaw(printer_id, RECEIPT, 'escpos')
     const done = await api.waitForJob(job.print_job_id, ['failed'], 40_000)
     expect(done).toMatchObject({ status: 'failed', failure_reason: 'expired' })
+    const online = () =>
+      logLines(cloud.logs).filter((line) => line.msg === 'hub online' && line.agent_id === hub.agentId)
+    const onlineBefore = online().length
     const again = await startHubProcess({
       cloudUrl: cloud.url,
       dataDir: hub.dataDir,
       printers: [printer.uri],
     })
-    await new Promise((r) => setTimeout(r, 1000))
+    // The cloud recorded the hub back, counting the unfinished jobs it offers it then: none. The expired job is
+    // not offered, and an offer is the only way a job reaches a hub (the hub never had this one).
+    await expect.poll(() => online().length, { timeout: 20_000 }).toBeGreaterThan(onlineBefore)
+    expect(online()[onlineBefore]).toMatchObject({ reoffered: 0 })
     expect(printer.received().length).toBe(0)
     await printer.close()
     // With its cloud gone the hub keeps retrying, and still stops cleanly when told to.
+    const lost = () => logLines(again.logs).filter((line) => line.msg === 'mqtt connection lost').length
+    const lostBefore = lost()
     await cloud.kill()
-    await new Promise((r) => setTimeout(r, 500))
+    await expect.poll(lost, { timeout: 20_000 }).toBeGreaterThan(lostBefore)
     expect(await again.stop()).toBe(0)
   })
 })

@@ -3,10 +3,11 @@ import { afterEach, describe, expect, it } from 'vitest'
 import { expectFetchedError } from '../cloud/api/api-helpers.ts'
 import { connectHub, enroll, seedAccount, startFullCloud } from '../cloud/hub-link.ts'
 import { ESCPOS_RECEIPT, RECEIPT_PRINTER } from '../cloud/test-cloud.ts'
-import { runCli } from '../helpers/cli.ts'
+import { cloudCommand, runCli } from '../helpers/cli.ts'
 
 // `cloud client revoke` and `cloud hub revoke` run as their own processes with only the database, against a
-// running cloud (API, broker and dispatcher in this process): what they revoke stops working at once.
+// running cloud (API, broker and dispatcher in this process): what they revoke stops working at once. The
+// client to revoke is made with the CLI's command in this process.
 
 let full: Awaited<ReturnType<typeof startFullCloud>> | undefined
 let hubClient: MqttClient | undefined
@@ -31,7 +32,12 @@ describe('revoking credentials through the CLI while the cloud runs', () => {
   it('client revoke: its access token answers 401 at once and its secret gets no more tokens', async () => {
     full = await startFullCloud()
     const { accountId } = await seedAccount(full.cloud)
-    const created = cli(['client', 'create', '--account', accountId, '--scopes', 'printers:read'])
+    const created = await cloudCommand(
+      ['client', 'create', '--account', accountId, '--scopes', 'printers:read'],
+      {
+        DATA_DIR: full.dataDir,
+      },
+    )
     const tokenRequest = () =>
       fetch(`${full!.url}/oauth/token`, {
         method: 'POST',

@@ -5,7 +5,7 @@ import type { PrintJob } from '../../protocol/print-job.ts'
 import { startConfiguredMosquitto } from '../cloud/broker/mosquitto-peer.ts'
 import { freePort } from '../helpers/free-port.ts'
 import type { MosquittoServer } from '../helpers/mosquitto-server.ts'
-import { type PostgresServer, startPostgres } from '../helpers/postgres-server.ts'
+import { testDatabases } from '../helpers/postgres-server.ts'
 import { type RedisServer, startRedisServer } from '../helpers/redis-server.ts'
 import { startTcpProxy, type TcpProxy } from '../helpers/tcp-proxy.ts'
 import { tempDir } from '../helpers/temp-dir.ts'
@@ -26,11 +26,17 @@ import { RetryingClient } from './retrying-client.ts'
  * and each job's bytes are at its printer exactly once.
  */
 const BEFORE_KILL = 20
+/**
+ * What a killed node had taken is recovered by the surviving node's timers: jobs silent for 30 s are asked
+ * about again (silent-jobs.ts) and a hub a will took offline is asked who is here after 20 s. Shortened here so
+ * that the test waits for the recovery, not for production intervals.
+ */
+const RECOVERY_IN_SECONDS = { SILENT_JOB_MS: '3000', WILL_RECHECK_MS: '2000' }
 const AFTER_KILL = 20
 
 describe('two cloud nodes behind a load balancer, one killed mid-run', { timeout: 240_000 }, () => {
   const shared = tempDir('e2e-two-nodes-')
-  let postgres: PostgresServer
+  const databases = testDatabases()
   let mosquitto: MosquittoServer
   let redis: RedisServer
   let balancer: TcpProxy
@@ -43,9 +49,8 @@ describe('two cloud nodes behind a load balancer, one killed mid-run', { timeout
   let printerIds: string[]
 
   beforeAll(async () => {
-    postgres = await startPostgres()
     redis = await startRedisServer()
-    const databaseUrl = await postgres.createDatabase()
+    const databaseUrl = await databases.migrated()
     mosquitto = await startConfiguredMosquitto(shared.path)
     portA = await freePort()
     const portB = await freePort()
@@ -59,6 +64,7 @@ describe('two cloud nodes behind a load balancer, one killed mid-run', { timeout
       REDIS_URL: redis.url,
       // Every node tells hubs and documents the balancer's address, as behind a real one.
       PUBLIC_URL: publicUrl,
+      ...RECOVERY_IN_SECONDS,
     })
     ;[nodeA, nodeB] = await Promise.all([
       startCloudProcess({ dataDir: shared.path, port: portA, env: nodeEnv('cloud-node-a') }),
@@ -87,7 +93,6 @@ describe('two cloud nodes behind a load balancer, one killed mid-run', { timeout
     await balancer?.close()
     await mosquitto?.stop()
     await redis?.stop()
-    await postgres?.stop()
     shared.remove()
   })
 

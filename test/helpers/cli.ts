@@ -14,6 +14,21 @@ export function runCli(script: string, args: string[], env: Record<string, strin
   return { status: result.status, stdout: result.stdout, stderr: result.stderr }
 }
 
+/**
+ * A cloud CLI command (`account create`, `client create`, ...) run in this process through the CLI's own code,
+ * with `env` over this process's environment as `runCli` gives it: the object the CLI would print, as it
+ * reads back from JSON. For setting up data; `runCli` for what only a process shows (exit codes, output).
+ */
+export async function cloudCommand<Printed = Record<string, string>>(
+  args: string[],
+  env: Record<string, string>,
+): Promise<Printed> {
+  // Loaded on first use: files that only run CLIs as processes need not load the cloud's modules.
+  const { runCommand } = await import('../../cloud/cli/commands.ts')
+  const printed = await runCommand(args, { ...process.env, ...env })
+  return JSON.parse(JSON.stringify(printed)) as Printed
+}
+
 /** Starts a CLI in the background; the caller must stop it. */
 export function spawnCli(script: string, args: string[], env: Record<string, string>): ChildProcess {
   return spawn(process.execPath, ['--import', 'tsx', path.join(ROOT, script), ...args], {

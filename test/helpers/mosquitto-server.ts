@@ -47,14 +47,14 @@ export interface MosquittoOptions {
    * included (`listener ${port} 127.0.0.1`, TLS files by `${dir}/…`); text is used after a `listener PORT
    * 127.0.0.1` line the helper writes. Default: that listener with `allow_anonymous true`.
    */
-  config?: string | ((place: MosquittoPlace) => string)
+  config?: string | ((place: MosquittoPlace) => string | Promise<string>)
   /** Files written beside mosquitto.conf before it starts (password file, ACL file, certificates). */
   files?: Record<string, string | Uint8Array>
   /** How long it may take to listen (ms). */
   startTimeoutMs?: number
 }
 
-function configText(config: MosquittoOptions['config'], place: MosquittoPlace): string {
+async function configText(config: MosquittoOptions['config'], place: MosquittoPlace): Promise<string> {
   if (typeof config === 'function') return config(place)
   return [`listener ${place.port} 127.0.0.1`, config ?? 'allow_anonymous true', ''].join('\n')
 }
@@ -80,7 +80,7 @@ export async function startMosquitto(options: MosquittoOptions = {}): Promise<Mo
     let port = 0
     for (let attempt = 1; ; attempt++) {
       port = await freePort()
-      writeFileSync(configFile, configText(options.config, { port, dir: dir.path }), { mode: 0o600 })
+      writeFileSync(configFile, await configText(options.config, { port, dir: dir.path }), { mode: 0o600 })
       if (owner) chownTree(dir.path, owner)
       peer = startPeer('mosquitto', ['-c', configFile], { cwd: dir.path, ...owner })
       try {

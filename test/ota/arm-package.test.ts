@@ -4,6 +4,7 @@ import path from 'node:path'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { elfTarget, TARGETS } from '../../ota/architectures.ts'
 import { MANIFEST, type ReleaseManifest, sha256File, tarballArguments } from '../../ota/build.ts'
+import { writeReleaseKey } from '../../ota/release-key.ts'
 import type { Agent } from '../../protocol/agent.ts'
 import { ApiClient } from '../e2e/api-client.ts'
 import {
@@ -171,8 +172,7 @@ function amd64RasterOf(): Promise<Buffer> {
 describe.skipIf(offered.length === 0)('the ARM packages in Debian 12 roots under qemu-user-static', () => {
   beforeAll(async () => {
     work = await newTempDir('arm-package-')
-    const keygen = runCli('ota/cli.ts', ['keygen', '--out', path.join(work, 'keys')], {})
-    keyFile = (JSON.parse(keygen.stdout) as { private_key_file: string }).private_key_file
+    keyFile = writeReleaseKey(path.join(work, 'keys')).private_key_file
     cloud = await startCloudProcess()
   }, 120_000)
 
@@ -210,7 +210,8 @@ describe.skipIf(offered.length === 0)('the ARM packages in Debian 12 roots under
     }
     const agentVersion = async () =>
       (await api.request<{ data: Agent[] }>('GET', '/api/v1/agents')).body.data.map((a) => a.version)
-    const releaseStatus = () => cloud.cli(['release', 'status', '--hub', agentId]) as Record<string, unknown>
+    const releaseStatus = async () =>
+      (await cloud.admin(['release', 'status', '--hub', agentId])) as Record<string, unknown>
 
     /** `promise`, or an error with the hub's recent output once `ms` have passed. */
     async function within<T>(what: string, promise: Promise<T>, ms: number): Promise<T> {
@@ -264,7 +265,7 @@ describe.skipIf(offered.length === 0)('the ARM packages in Debian 12 roots under
       enrollmentToken = account.enrollmentToken
       api = new ApiClient(cloud.url, account.accessToken)
       // The account's hubs run A until a test pins its hub to another release.
-      cloud.cli(['release', 'pin', '--account', accountId, '--version', A])
+      await cloud.admin(['release', 'pin', '--account', accountId, '--version', A])
       receipt = await startPrinterSimulator({ language: 'escpos', name: 'Receipt' })
     }, 900_000)
 
@@ -434,7 +435,7 @@ describe.skipIf(offered.length === 0)('the ARM packages in Debian 12 roots under
     it('updates itself to release B, which prints', async () => {
       await published(B)
       const t0 = Date.now()
-      cloud.cli(['release', 'pin', '--hub', agentId, '--version', B])
+      await cloud.admin(['release', 'pin', '--hub', agentId, '--version', B])
       expect(await within('the switch to B', hub.waitForExit(1), 240_000)).toBe(3)
       timings['pin B → A exits 3'] = seconds(Date.now() - t0)
       await within(
@@ -464,7 +465,7 @@ describe.skipIf(offered.length === 0)('the ARM packages in Debian 12 roots under
     it('switches to a broken release C, rolls back to B by itself, and prints on B', async () => {
       await published(C)
       const t0 = Date.now()
-      cloud.cli(['release', 'pin', '--hub', agentId, '--version', C])
+      await cloud.admin(['release', 'pin', '--hub', agentId, '--version', C])
       expect(await within('the switch to C', hub.waitForExit(2), 240_000)).toBe(3)
       timings['pin C → B exits 3'] = seconds(Date.now() - t0)
       await within('C started', hub.waitForStderr(`release ${C}: broken on purpose\n`), 60_000)

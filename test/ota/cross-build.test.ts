@@ -5,6 +5,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { tarballOf } from '../../hub/update/release-download.ts'
 import { type Architecture, elfTarget, TARGETS } from '../../ota/architectures.ts'
 import { CATALOG_FILE, parseSignedCatalog, RELEASES_DIR } from '../../ota/catalog.ts'
+import { writeReleaseKey } from '../../ota/release-key.ts'
 import { cacheDir, nodeRuntime } from '../../ota/runtime.ts'
 import { ApiClient } from '../e2e/api-client.ts'
 import { newTempDir, setUpAccount, startCloudProcess, stopAll } from '../e2e/harness.ts'
@@ -55,8 +56,7 @@ function elfFiles(dir: string): string[] {
 beforeAll(async () => {
   work = await newTempDir('ota-cross-')
   outDir = path.join(work, 'out')
-  const keygen = runCli('ota/cli.ts', ['keygen', '--out', path.join(work, 'keys')], {})
-  keyFile = (JSON.parse(keygen.stdout) as { private_key_file: string }).private_key_file
+  keyFile = writeReleaseKey(path.join(work, 'keys')).private_key_file
   const build = await otaBuild(VERSION, outDir, keyFile, CROSS)
   expect(build.stderr).toBe('')
   expect(build.status).toBe(0)

@@ -2,7 +2,8 @@ import { execFileSync, spawnSync } from 'node:child_process'
 import { readFileSync } from 'node:fs'
 import path from 'node:path'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { ROOT, runCli } from '../helpers/cli.ts'
+import { writeReleaseKey } from '../../ota/release-key.ts'
+import { ROOT } from '../helpers/cli.ts'
 import { tempDir } from '../helpers/temp-dir.ts'
 import { otaBuild } from './ota-build.ts'
 
@@ -44,8 +45,7 @@ describe.skipIf(!hasLintian)('lintian on the package', () => {
   let output: string[]
 
   beforeAll(async () => {
-    const keygen = runCli('ota/cli.ts', ['keygen', '--out', path.join(work.path, 'keys')], {})
-    const keyFile = (JSON.parse(keygen.stdout) as { private_key_file: string }).private_key_file
+    const keyFile = writeReleaseKey(path.join(work.path, 'keys')).private_key_file
     const build = await otaBuild(VERSION, path.join(work.path, 'out'), keyFile)
     expect(build.stderr).toBe('')
     expect(build.status).toBe(0)

@@ -1,4 +1,7 @@
 import { spawn } from 'node:child_process'
+import { mkdirSync } from 'node:fs'
+import path from 'node:path'
+import { cacheDir } from '../../ota/runtime.ts'
 import { ROOT } from '../helpers/cli.ts'
 
 /** What `ota build` printed: the version and each installer. */
@@ -11,6 +14,10 @@ export interface BuiltRelease {
  * Runs `ota build --version VERSION --out OUT [--arch A,B]` as an operator would (about 15 s an architecture
  * once its native addons are in the cache, about 1 min more each the first time: ota/addons.ts), the release
  * key's public half taken from OTA_SIGNING_KEY.
+ *
+ * One build at a time on this machine (flock on a file in the OTA cache): test files in parallel workers would
+ * otherwise fill the cache at once on a fresh machine (two builds fetching the same runtime, or compiling the
+ * same addon into the same `.partial` file), and each build keeps a core busy anyway.
  */
 export function otaBuild(
   version: string,
@@ -18,10 +25,15 @@ export function otaBuild(
   signingKeyFile: string,
   architectures: readonly string[] = [],
 ): Promise<{ status: number | null; stdout: string; stderr: string }> {
+  const cache = cacheDir()
+  mkdirSync(cache, { recursive: true })
   return new Promise((resolve) => {
     const child = spawn(
-      process.execPath,
+      'flock',
       [
+        '--exclusive',
+        path.join(cache, '.test-build.lock'),
+        process.execPath,
         '--import',
         'tsx',
         'ota/cli.ts',

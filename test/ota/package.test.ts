@@ -4,6 +4,7 @@ import { readFileSync, readlinkSync, statSync } from 'node:fs'
 import path from 'node:path'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import type { Catalog } from '../../ota/catalog.ts'
+import { writeReleaseKey } from '../../ota/release-key.ts'
 import { ApiClient } from '../e2e/api-client.ts'
 import { type CloudProcess, newTempDir, setUpAccount, startCloudProcess, stopAll } from '../e2e/harness.ts'
 import { exitOf, hasExited, runCli } from '../helpers/cli.ts'
@@ -49,8 +50,7 @@ beforeAll(async () => {
   const work = await newTempDir('ota-package-')
   outDir = path.join(work, 'out')
   scratch = path.join(work, 'root')
-  const keygen = runCli('ota/cli.ts', ['keygen', '--out', path.join(work, 'keys')], {})
-  keyFile = (JSON.parse(keygen.stdout) as { private_key_file: string }).private_key_file
+  keyFile = writeReleaseKey(path.join(work, 'keys')).private_key_file
   const t0 = Date.now()
   const build = await otaBuild(VERSION, outDir, keyFile)
   buildMs = Date.now() - t0

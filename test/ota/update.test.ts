@@ -2,7 +2,8 @@ import { execFileSync } from 'node:child_process'
 import { copyFileSync, existsSync, readFileSync, readlinkSync, writeFileSync } from 'node:fs'
 import path from 'node:path'
 import Database from 'better-sqlite3'
-import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest'
+import { writeReleaseKey } from '../../ota/release-key.ts'
 import type { Agent } from '../../protocol/agent.ts'
 import type { PrintJob } from '../../protocol/print-job.ts'
 import { ApiClient } from '../e2e/api-client.ts'
@@ -51,7 +52,7 @@ interface InstalledHub {
   hub: Supervised
 }
 
-const cli = (args: string[]) => cloud.cli(args) as unknown as Record<string, unknown>
+const cli = async (args: string[]) => (await cloud.admin(args)) as unknown as Record<string, unknown>
 const current = (hub: InstalledHub) => readlinkSync(path.join(hub.root, 'current'))
 const exe = (hub: InstalledHub) => readlinkSync(`/proc/${hub.hub.current().pid}/exe`)
 const agentOf = async (hub: InstalledHub) =>
@@ -69,7 +70,7 @@ async function installHub(name: string, paperOut = false): Promise<InstalledHub>
   const printer = await startPrinterSimulator({ language: 'escpos' })
   printer.setCondition({ paperOut })
   cleanups.push(() => printer.close())
-  const { token } = cloud.cli(['enrollment', 'create', '--account', accountId, '--name', name])
+  const { token } = await cloud.admin(['enrollment', 'create', '--account', accountId, '--name', name])
   const env: NodeJS.ProcessEnv = { ...process.env, ...FAST_HUB_ENV, HUB_UPDATE_TRIAL_MS: String(TRIAL_MS) }
   delete env.NODE_OPTIONS
   const hub = supervise(
@@ -90,20 +91,16 @@ async function installHub(name: string, paperOut = false): Promise<InstalledHub>
   cleanups.push(() => hub.stop())
   const ready = await hub.waitForLine((line) => line.msg === 'hub ready')
   const agentId = String(ready.line.agent_id)
-  const printerId = (await until(async () => (await api.printers()).find((p) => p.name === name && p.online)))
-    .printer_id
+  // vi.waitFor, not expect.poll: this runs in hooks too, where expect.poll is not allowed.
+  const { printer_id: printerId } = await vi.waitFor(
+    async () => {
+      const online = (await api.printers()).find((p) => p.name === name && p.online)
+      if (!online) throw new Error(`printer ${name} is not online yet`)
+      return online
+    },
+    { timeout: 20_000, interval: 100 },
+  )
   return { root, dataDir, agentId, printer, printerId, hub }
-}
-
-/** The first truthy value of `probe`, asked every 100 ms (in hooks, where expect.poll is not allowed). */
-async function until<T>(probe: () => Promise<T | undefined>, timeoutMs = 20_000): Promise<T> {
-  const deadline = Date.now() + timeoutMs
-  for (;;) {
-    const value = await probe()
-    if (value) return value
-    if (Date.now() > deadline) throw new Error('the condition did not hold in time')
-    await new Promise((resolve) => setTimeout(resolve, 100))
-  }
 }
 
 /** The cloud CLI takes a second or two per call: polls of it get room for several. */
@@ -121,8 +118,7 @@ async function printed(jobs: PrintJob[]) {
 
 beforeAll(async () => {
   work = await newTempDir('ota-update-')
-  const keygen = runCli('ota/cli.ts', ['keygen', '--out', path.join(work, 'keys')], {})
-  keyFile = (JSON.parse(keygen.stdout) as { private_key_file: string }).private_key_file
+  keyFile = writeReleaseKey(path.join(work, 'keys')).private_key_file
   out = {}
   // One after the other: two builds at once would share the runtime cache as it is first filled.
   for (const version of [OLD, NEW]) {
@@ -153,7 +149,7 @@ beforeAll(async () => {
       )
   }
   // The catalog's current release is 1.1.0; the account's hubs are held at 1.0.0 until a test moves one.
-  expect(cli(['release', 'pin', '--account', accountId, '--version', OLD])).toEqual({
+  expect(await cli(['release', 'pin', '--account', accountId, '--version', OLD])).toEqual({
     account_id: accountId,
     release_pin: OLD,
   })
@@ -181,7 +177,7 @@ describe('a hub updates itself, with jobs in flight', () => {
 
     // A hub pin beats the account's pin: this hub alone is to run 1.1.0.
     const pinnedAt = Date.now()
-    cli(['release', 'pin', '--hub', hub.agentId, '--version', NEW])
+    await cli(['release', 'pin', '--hub', hub.agentId, '--version', NEW])
     expect(await hub.hub.waitForExit(1)).toBe(3)
     const exitedAt = Date.now()
     const during = await api.printRaw(hub.printerId, receipt('during'), 'escpos')
@@ -235,7 +231,7 @@ describe('a release that does not reconnect in time is rolled back', () => {
   it('goes back to the previous release by itself; the cloud records the failure; jobs print once', async () => {
     const spooled = await api.printRaw(hub.printerId, receipt('spooled'), 'escpos')
     await api.waitForJob(spooled.print_job_id, ['reserved'])
-    cli(['release', 'pin', '--hub', hub.agentId, '--version', NEW])
+    await cli(['release', 'pin', '--hub', hub.agentId, '--version', NEW])
     expect(await hub.hub.waitForExit(1)).toBe(3)
     // The new release cannot reach the broker: it never connects.
     relay.setDown(true)
@@ -252,7 +248,7 @@ describe('a release that does not reconnect in time is rolled back', () => {
     expect(exe(hub)).toBe(path.join(hub.root, 'releases', OLD, 'runtime/bin/node'))
     await expect.poll(async () => (await agentOf(hub))?.version, CLI_POLL).toBe(OLD)
     await expect
-      .poll(() => (releaseStatus(hub) as { update: unknown }).update, CLI_POLL)
+      .poll(async () => ((await releaseStatus(hub)) as { update: unknown }).update, CLI_POLL)
       .toEqual({
         version: NEW,
         status: 'failed',
@@ -283,12 +279,12 @@ describe('a tampered catalog or installer is refused and reported', () => {
   const catalogFiles = ['catalog.json', 'release-key.pem']
 
   const refusedBy = async (hub: InstalledHub, failure: string, detail: RegExp) => {
-    cli(['release', 'pin', '--hub', hub.agentId, '--version', NEW])
+    await cli(['release', 'pin', '--hub', hub.agentId, '--version', NEW])
     const refusal = await hub.hub.waitForLine((line) => line.msg === 'update refused')
     expect(refusal.line).toMatchObject({ level: 50, version: NEW, failure })
     expect(String(refusal.line.detail)).toMatch(detail)
     await expect
-      .poll(() => (releaseStatus(hub) as { update: unknown }).update, CLI_POLL)
+      .poll(async () => ((await releaseStatus(hub)) as { update: unknown }).update, CLI_POLL)
       .toMatchObject({ version: NEW, status: 'failed', failure })
     // Nothing was switched or left behind, and the hub prints on.
     expect(current(hub)).toBe(`releases/${OLD}`)
@@ -341,9 +337,7 @@ describe('a tampered catalog or installer is refused and reported', () => {
     // Someone with another key re-publishes the same release: the cloud serves it (it trusts the key beside
     // it), the hub does not.
     const forged = await newTempDir('forged-')
-    const otherKey = JSON.parse(
-      runCli('ota/cli.ts', ['keygen', '--out', await newTempDir('forged-key-')], {}).stdout,
-    ) as { private_key_file: string }
+    const otherKey = writeReleaseKey(await newTempDir('forged-key-'))
     const publish = runCli('ota/cli.ts', ['publish', '--from', out[NEW]!], {
       DATA_DIR: forged,
       OTA_SIGNING_KEY: otherKey.private_key_file,

@@ -4,7 +4,7 @@ import { connect } from 'node:net'
 import path from 'node:path'
 import mqtt from 'mqtt'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { runCli } from '../../helpers/cli.ts'
+import { cloudCommand } from '../../helpers/cli.ts'
 import { freePort } from '../../helpers/free-port.ts'
 import { type HaproxyServer, startHaproxy } from '../../helpers/haproxy-server.ts'
 import { type MosquittoServer, startMosquitto } from '../../helpers/mosquitto-server.ts'
@@ -32,8 +32,8 @@ describe('the hubs’ front with TLS', () => {
     writeFileSync(keyFile, certificate.key, { mode: 0o600 })
     frontPort = await freePort()
     mosquitto = await startMosquitto({
-      config: ({ port, dir }) => {
-        const result = runCli('cloud/cli.ts', ['mosquitto-config', '--dir', dir, '--hub-host', '127.0.0.1'], {
+      config: async ({ port, dir }) => {
+        written = await cloudCommand(['mosquitto-config', '--dir', dir, '--hub-host', '127.0.0.1'], {
           MQTT_URL: `mqtt://127.0.0.1:${port}`,
           MQTT_PUBLIC_URL: `mqtts://localhost:${frontPort}`,
           MQTT_TLS_CERT_FILE: certFile,
@@ -43,8 +43,6 @@ describe('the hubs’ front with TLS', () => {
           MQTT_MAX_CONNECTIONS: '50',
           DATA_DIR: scratch.path,
         })
-        if (result.status !== 0) throw new Error(`mosquitto-config failed: ${result.stderr}`)
-        written = JSON.parse(result.stdout)
         return readFileSync(path.join(dir, 'mosquitto.conf'), 'utf8')
       },
     })

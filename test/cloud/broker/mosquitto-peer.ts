@@ -6,7 +6,7 @@ import {
   findDynsecPlugin,
   mosquittoConfText,
 } from '../../../cloud/broker/mosquitto-config.ts'
-import { runCli } from '../../helpers/cli.ts'
+import { cloudCommand } from '../../helpers/cli.ts'
 import { type MosquittoServer, startMosquitto } from '../../helpers/mosquitto-server.ts'
 
 /** A real Mosquitto configured exactly as `cloud mosquitto-config` configures it, with the cloud's credential. */
@@ -31,17 +31,16 @@ export async function startCloudMosquitto(): Promise<CloudMosquitto> {
 
 /**
  * A real Mosquitto started as an operator starts it: `cloud mosquitto-config --dir DIR` (MQTT_URL on a free
- * loopback port), then `mosquitto -c DIR/mosquitto.conf`. The cloud's password is in `DIR/cloud-password`.
+ * loopback port; the CLI's command, run in this process), then `mosquitto -c DIR/mosquitto.conf`. The cloud's password is in `DIR/cloud-password`.
  */
 export function startConfiguredMosquitto(dataDir: string): Promise<MosquittoServer> {
   return startMosquitto({
-    config: ({ port, dir }) => {
-      const result = runCli('cloud/cli.ts', ['mosquitto-config', '--dir', dir], {
+    config: async ({ port, dir }) => {
+      const written = await cloudCommand<{ config_file: string }>(['mosquitto-config', '--dir', dir], {
         MQTT_URL: `mqtt://127.0.0.1:${port}`,
         DATA_DIR: dataDir,
       })
-      if (result.status !== 0) throw new Error(`mosquitto-config failed: ${result.stderr}`)
-      return readFileSync((JSON.parse(result.stdout) as { config_file: string }).config_file, 'utf8')
+      return readFileSync(written.config_file, 'utf8')
     },
   })
 }

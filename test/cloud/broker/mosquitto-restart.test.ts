@@ -44,13 +44,8 @@ describe('a Mosquitto restart', { timeout: 60_000 }, () => {
     scratch.remove()
   })
 
-  async function until(check: () => Promise<boolean>, timeoutMs = 30_000) {
-    const deadline = Date.now() + timeoutMs
-    while (!(await check())) {
-      if (Date.now() > deadline) throw new Error('condition not met in time')
-      await new Promise((r) => setTimeout(r, 25))
-    }
-  }
+  /** Waits on a busy machine are for a sign, not for time: the timeout only bounds a test that fails. */
+  const POLL = { timeout: 30_000, interval: 25 }
 
   it('ends with the hub online: the node asks every hub to announce itself once it is subscribed again', async () => {
     const seeded = await seedAccount(node.cloud)
@@ -72,21 +67,21 @@ describe('a Mosquitto restart', { timeout: 60_000 }, () => {
       backoff: new Backoff(50, 200),
     })
     session.start()
-    await until(online)
+    await expect.poll(online, POLL).toBe(true)
 
     // The node is away; the broker restarts; the hub is back and says so, to no one.
     relay.setDown(true)
     relay.cutAll()
-    await until(async () => !node.cloud.broker.ready())
+    await expect.poll(() => node.cloud.broker.ready(), POLL).toBe(false)
     await mosquitto.server.restart()
-    await until(async () => connects >= 2)
+    await expect.poll(() => connects, POLL).toBeGreaterThanOrEqual(2)
     // What the hub's last will did when its connection dropped (the node that got it recorded it).
     await node.cloud.storage.agents.markOffline(agentId, null, new Date().toISOString())
     expect(await online()).toBe(false)
 
     relay.setDown(false)
-    await until(async () => node.cloud.broker.ready())
-    await until(online)
+    await expect.poll(() => node.cloud.broker.ready(), POLL).toBe(true)
+    await expect.poll(online, POLL).toBe(true)
     expect(connects).toBeGreaterThanOrEqual(3)
   })
 })

@@ -5,7 +5,7 @@ import type { MqttClient } from 'mqtt'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { DATABASE_FILE } from '../../../cloud/storage/storage.ts'
 import { hubTopic, PROTOCOL_VERSION } from '../../../protocol/hub-messages.ts'
-import { type PostgresServer, startPostgres } from '../../helpers/postgres-server.ts'
+import { testDatabases } from '../../helpers/postgres-server.ts'
 import { tempDir } from '../../helpers/temp-dir.ts'
 import { connectHub, enroll, seedAccount, startFullCloud } from '../hub-link.ts'
 import { RECEIPT_PRINTER } from '../test-cloud.ts'
@@ -20,17 +20,16 @@ type FullCloud = Awaited<ReturnType<typeof startFullCloud>>
 
 describe('a hub revoked on an external broker', { timeout: 60_000 }, () => {
   const scratch = tempDir('revoked-presence-')
-  let postgres: PostgresServer
+  const databases = testDatabases()
   let mosquitto: CloudMosquitto
   const nodes: FullCloud[] = []
   let hub: MqttClient | undefined
 
   beforeAll(async () => {
-    postgres = await startPostgres()
     mosquitto = await startCloudMosquitto()
     const passwordFile = path.join(scratch.path, 'cloud-password')
     writeFileSync(passwordFile, mosquitto.adminPassword, { mode: 0o600 })
-    const databaseUrl = await postgres.createDatabase()
+    const databaseUrl = await databases.migrated()
     for (const name of ['a', 'b'])
       nodes.push(
         await startFullCloud({
@@ -46,7 +45,6 @@ describe('a hub revoked on an external broker', { timeout: 60_000 }, () => {
     hub?.end(true)
     for (const node of nodes) await node.close()
     await mosquitto?.server.stop()
-    await postgres?.stop()
     scratch.remove()
   })
 

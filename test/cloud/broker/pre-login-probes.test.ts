@@ -10,7 +10,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { hashSecret } from '../../../cloud/auth/secrets.ts'
 import { startBroker } from '../../../cloud/broker/broker.ts'
 import { maxHubPacketBytes } from '../../../cloud/broker/hub-packet-bound.ts'
-import { runCli } from '../../helpers/cli.ts'
+import { cloudCommand } from '../../helpers/cli.ts'
 import { freePort } from '../../helpers/free-port.ts'
 import { type HaproxyServer, startHaproxy } from '../../helpers/haproxy-server.ts'
 import { type MosquittoServer, startMosquitto } from '../../helpers/mosquitto-server.ts'
@@ -89,15 +89,13 @@ async function mosquittoBehindItsFront(): Promise<Target> {
   try {
     let written = { config_file: '', hub_front: { config_file: '' } }
     mosquitto = await startMosquitto({
-      config: ({ port, dir }) => {
-        const result = runCli('cloud/cli.ts', ['mosquitto-config', '--dir', dir, '--hub-host', '127.0.0.1'], {
+      config: async ({ port, dir }) => {
+        written = await cloudCommand(['mosquitto-config', '--dir', dir, '--hub-host', '127.0.0.1'], {
           MQTT_URL: `mqtt://127.0.0.1:${port}`,
           MQTT_PUBLIC_URL: `mqtt://127.0.0.1:${frontPort}`,
           DATA_DIR: data.path,
           ...SETTINGS,
         })
-        if (result.status !== 0) throw new Error(`mosquitto-config failed: ${result.stderr}`)
-        written = JSON.parse(result.stdout)
         return readFileSync(written.config_file, 'utf8')
       },
     })

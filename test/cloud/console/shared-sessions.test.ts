@@ -1,5 +1,5 @@
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest'
-import { type PostgresServer, startPostgres } from '../../helpers/postgres-server.ts'
+import { afterEach, describe, expect, it } from 'vitest'
+import { testDatabases } from '../../helpers/postgres-server.ts'
 import { startTestCloud, type TestCloud } from '../test-cloud.ts'
 import {
   CONSOLE_PASSWORD,
@@ -12,20 +12,16 @@ import {
 // Several cloud nodes behind a load balancer share one PostgreSQL database: a session made on one is valid on
 // another, ended on one it is ended on every one, and failed sign-ins count together.
 describe('console sessions across two cloud nodes on one PostgreSQL database', () => {
-  let server: PostgresServer
+  const databases = testDatabases()
   let harness: ConsoleHarness
   let second: TestCloud
-  beforeAll(async () => {
-    server = await startPostgres()
-  })
-  afterAll(() => server.stop())
   afterEach(async () => {
     await second?.close()
     await harness?.close()
   })
 
   it('signs in on one node, works on the other, signs out on the other and is signed out on both', async () => {
-    const env = { DATABASE_URL: await server.createDatabase() }
+    const env = { DATABASE_URL: await databases.migrated() }
     harness = await startConsoleHarness({ env })
     second = await startTestCloud({ env })
     const owner = await harness.signIn('owner')
@@ -48,7 +44,7 @@ describe('console sessions across two cloud nodes on one PostgreSQL database', (
   })
 
   it('counts failed sign-ins on both nodes together', async () => {
-    const env = { DATABASE_URL: await server.createDatabase(), CONSOLE_SIGN_IN_FAILURES_PER_EMAIL: '4' }
+    const env = { DATABASE_URL: await databases.migrated(), CONSOLE_SIGN_IN_FAILURES_PER_EMAIL: '4' }
     const clock = new ManualClock()
     harness = await startConsoleHarness({ env, consoleClock: clock })
     second = await startTestCloud({ env, consoleClock: clock })

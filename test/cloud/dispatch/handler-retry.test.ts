@@ -11,6 +11,12 @@ function gate() {
   return { open, opened }
 }
 
+/**
+ * Resolves once every microtask queued before has run: HandlerRetry starts handlers and settles in microtasks
+ * (p-limit), so a handler that could start has started by then, and a settle that could resolve has.
+ */
+const microtasksRun = () => new Promise((resolve) => setImmediate(resolve))
+
 describe('hub message handling', () => {
   it('waits for the handlers running when asked, not for those that start later', async () => {
     const retry = new HandlerRetry(pino({ level: 'silent' }))
@@ -29,7 +35,7 @@ describe('hub message handling', () => {
       await later.opened
       ended.push('later')
     })
-    await new Promise((resolve) => setTimeout(resolve, 20))
+    await microtasksRun()
     expect(settled).toBe(false)
     first.open()
     await done
@@ -61,10 +67,10 @@ describe('hub message handling', () => {
         await g.opened
       })
     })
-    await new Promise((resolve) => setTimeout(resolve, 20))
+    await microtasksRun()
     expect(started).toEqual([0, 1])
     gates[1]!.open()
-    await new Promise((resolve) => setTimeout(resolve, 20))
+    await microtasksRun()
     expect(started).toEqual([0, 1, 2])
     gates[0]!.open()
     gates[2]!.open()

@@ -1,6 +1,6 @@
 import type { MqttClient } from 'mqtt'
 import { pino } from 'pino'
-import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest'
 import { printerIdFor } from '../../../cloud/auth/stable-id.ts'
 import { SilentJobs } from '../../../cloud/dispatch/silent-jobs.ts'
 import type { PrintJob } from '../../../protocol/print-job.ts'
@@ -82,10 +82,13 @@ describe('asking hubs again about silent jobs', () => {
         },
       ],
     })
-    for (let tries = 0; !(await full.cloud.storage.printers.locate(printerId())); tries++) {
-      if (tries > 500) throw new Error('the hub’s printer was never registered')
-      await new Promise((resolve) => setTimeout(resolve, 10))
-    }
+    await vi.waitFor(
+      async () => {
+        if (!(await full.cloud.storage.printers.locate(printerId())))
+          throw new Error('the hub’s printer was never registered')
+      },
+      { timeout: 10_000, interval: 10 },
+    )
     silent = new SilentJobs({
       storage: full.cloud.storage,
       bus: full.cloud.broker.bus,

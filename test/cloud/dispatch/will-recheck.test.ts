@@ -19,28 +19,45 @@ describe('asking hubs taken offline by a last will who is here', () => {
   let t: TestStorage
   let dispatcher: Dispatcher
   let hubId: string
+  /** Another hub of the shop: its will, made after the fact under test, is the sentinel that comes later. */
+  let laterHubId: string
   const handlers = new Map<string, Handler>()
   let announces: string[]
+  /** When each announce was sent (ms). */
+  let announcedAt: number[]
   /** The session the stand-in hub answers an announce with, as the hub does; null: the hub is gone. */
   let connectedAs: string | null
 
-  const presence = async (online: boolean, session: string) => {
-    await handlers.get('presence')?.(hubId, { v: PROTOCOL_VERSION, online, session })
+  const presence = async (online: boolean, session: string, agentId = hubId) => {
+    await handlers.get('presence')?.(agentId, { v: PROTOCOL_VERSION, online, session })
     await dispatcher.handled()
   }
   const online = async () => (await t.storage.agents.findById(hubId))?.online
+  /**
+   * Everything the rechecks were to ask of the hub under test, they have asked: another hub, taken offline by
+   * a will now, is asked about by a later pass (or the same one), and stopping ends the passes under way.
+   */
+  const laterRecheckDone = async () => {
+    await presence(true, 'later', laterHubId)
+    await presence(false, 'later', laterHubId)
+    await expect.poll(() => announces.includes(laterHubId), { interval: 10, timeout: 10_000 }).toBe(true)
+    await dispatcher.stop()
+  }
 
   beforeEach(async () => {
     t = await engineUnderTest.open()
     const accountId = (await t.storage.accounts.create('Shop')).account_id
     hubId = (await t.storage.agents.insert({ account_id: accountId, name: 'hub' })).agent_id
+    laterHubId = (await t.storage.agents.insert({ account_id: accountId, name: 'later hub' })).agent_id
     announces = []
+    announcedAt = []
     connectedAs = null
     const bus: HubBus = {
       async publish(agentId, topic, payload) {
         if (topic !== 'command' || (payload as { command: string }).command !== 'announce') return
         announces.push(agentId)
-        if (connectedAs !== null) void presence(true, connectedAs)
+        announcedAt.push(Date.now())
+        if (agentId === hubId && connectedAs !== null) void presence(true, connectedAs)
       },
       async subscribe(topic, handler) {
         handlers.set(topic, handler as Handler)
@@ -66,10 +83,12 @@ describe('asking hubs taken offline by a last will who is here', () => {
     connectedAs = 's-new'
     await presence(true, 's-new')
     await presence(true, 's-old')
+    const willAt = Date.now()
     await presence(false, 's-old')
     expect(await online()).toBe(false)
-    expect(announces).toEqual([])
     await expect.poll(() => announces.length, { interval: 10, timeout: 5000 }).toBeGreaterThan(0)
+    // Not at once but a while after the will: measured by the clock, not by looking right after the will.
+    expect(announcedAt[0]! - willAt).toBeGreaterThanOrEqual(RECHECK_MS)
     await expect.poll(online, { interval: 10, timeout: 5000 }).toBe(true)
     expect(announces).toEqual([hubId])
   })
@@ -78,8 +97,8 @@ describe('asking hubs taken offline by a last will who is here', () => {
     await presence(true, 's1')
     await presence(false, 's1')
     await expect.poll(() => announces.length, { interval: 10, timeout: 5000 }).toBeGreaterThan(0)
-    await new Promise((resolve) => setTimeout(resolve, 3 * RECHECK_MS))
-    expect(announces).toEqual([hubId])
+    await laterRecheckDone()
+    expect(announces).toEqual([hubId, laterHubId])
     expect(await online()).toBe(false)
   })
 
@@ -87,8 +106,8 @@ describe('asking hubs taken offline by a last will who is here', () => {
     await presence(true, 's1')
     await presence(false, 's1')
     await presence(true, 's2')
-    await new Promise((resolve) => setTimeout(resolve, 3 * RECHECK_MS))
-    expect(announces).toEqual([])
+    await laterRecheckDone()
+    expect(announces).toEqual([laterHubId])
     expect(await online()).toBe(true)
   })
 })

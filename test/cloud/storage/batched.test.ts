@@ -1,4 +1,4 @@
-import { describe, expect, it } from 'vitest'
+import { afterEach, describe, expect, it, vi } from 'vitest'
 import { batched, groupsOfWeight } from '../../../cloud/storage/batched.ts'
 
 /** A `run` that records each batch it was given and answers each item doubled, after `gate` (if any). */
@@ -11,6 +11,12 @@ function recorder(gate?: Promise<void>) {
   }
   return { batches, run }
 }
+
+/**
+ * Resolves after the callbacks setImmediate holds now: a batch's turn (batched.ts) asked before this has come,
+ * so what did not run by then did not run at its turn.
+ */
+const loopTurn = () => new Promise((resolve) => setImmediate(resolve))
 
 function deferred() {
   let open = () => {}
@@ -41,10 +47,12 @@ describe('batched work', () => {
     const { batches, run } = recorder(gate.promise)
     const double = batched(run, { maxBatch: 100 })
     const first = double(1)
-    await new Promise((resolve) => setImmediate(resolve))
+    await loopTurn()
     expect(batches).toEqual([[1]])
-    const later = [double(2), new Promise((resolve) => setImmediate(resolve)).then(() => double(3))]
-    await new Promise((resolve) => setTimeout(resolve, 20))
+    const later = [double(2)]
+    await loopTurn()
+    later.push(double(3))
+    await loopTurn()
     // Nothing more runs while the first batch does.
     expect(batches).toEqual([[1]])
     gate.open()
@@ -57,11 +65,11 @@ describe('batched work', () => {
     const { batches, run } = recorder(gate.promise)
     const double = batched(run, { maxBatch: 100, maxInFlight: 2 })
     const first = double(1)
-    await new Promise((resolve) => setImmediate(resolve))
+    await loopTurn()
     const second = double(2)
-    await new Promise((resolve) => setImmediate(resolve))
+    await loopTurn()
     const third = double(3)
-    await new Promise((resolve) => setTimeout(resolve, 20))
+    await loopTurn()
     expect(batches).toEqual([[1], [2]])
     gate.open()
     expect(await Promise.all([first, second, third])).toEqual([2, 4, 6])
@@ -113,28 +121,36 @@ describe('batched work', () => {
     expect(batches).toEqual([['a:1', 'b:1', 'c:1'], ['a:2', 'b:2'], ['a:3']])
   })
 
-  it('lingers for items asked a little later, and starts at once when the batch holds enough', async () => {
-    const { batches, run } = recorder()
-    // Were the full batch not started at once, it would wait a minute: past the test's timeout.
-    const double = batched(run, { maxBatch: 100, linger: { ms: 60_000, items: 3 } })
-    const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms))
-    const first = double(1)
-    await sleep(20)
-    const second = double(2)
-    await sleep(20)
-    expect(batches).toEqual([])
-    expect(await Promise.all([first, second, double(3)])).toEqual([2, 4, 6])
-    expect(batches).toEqual([[1, 2, 3]])
-  })
+  describe('with a linger, on a clock that moves only when told', () => {
+    afterEach(() => {
+      vi.useRealTimers()
+    })
 
-  it('runs an item alone once the linger is over', async () => {
-    const { batches, run } = recorder()
-    const double = batched(run, { maxBatch: 100, linger: { ms: 100, items: 10 } })
-    const lone = double(4)
-    await new Promise((resolve) => setTimeout(resolve, 20))
-    expect(batches).toEqual([])
-    expect(await lone).toBe(8)
-    expect(batches).toEqual([[4]])
+    it('lingers for items asked a little later, and starts at once when the batch holds enough', async () => {
+      vi.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout'] })
+      const { batches, run } = recorder()
+      // Were the full batch not started at once, it would wait for a clock that no longer moves: a timeout.
+      const double = batched(run, { maxBatch: 100, linger: { ms: 100, items: 3 } })
+      const first = double(1)
+      await vi.advanceTimersByTimeAsync(20)
+      const second = double(2)
+      await vi.advanceTimersByTimeAsync(20)
+      expect(batches).toEqual([])
+      expect(await Promise.all([first, second, double(3)])).toEqual([2, 4, 6])
+      expect(batches).toEqual([[1, 2, 3]])
+    })
+
+    it('runs an item alone once the linger is over', async () => {
+      vi.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout'] })
+      const { batches, run } = recorder()
+      const double = batched(run, { maxBatch: 100, linger: { ms: 100, items: 10 } })
+      const lone = double(4)
+      await vi.advanceTimersByTimeAsync(99)
+      expect(batches).toEqual([])
+      await vi.advanceTimersByTimeAsync(1)
+      expect(await lone).toBe(8)
+      expect(batches).toEqual([[4]])
+    })
   })
 })
 

@@ -1,10 +1,9 @@
 import type { Kysely } from 'kysely'
-import { afterAll, beforeAll } from 'vitest'
 import { type OpenDatabase, openDatabase } from '../../../cloud/storage/database.ts'
 import type { Engine } from '../../../cloud/storage/engine.ts'
 import type { Database } from '../../../cloud/storage/schema.ts'
 import { databaseLocation, type Storage, storageOn } from '../../../cloud/storage/storage.ts'
-import { type PostgresServer, startPostgres } from '../../helpers/postgres-server.ts'
+import { testDatabases } from '../../helpers/postgres-server.ts'
 import { tempDir } from '../../helpers/temp-dir.ts'
 
 /** Every engine the storage contract tests run against (describe.each). */
@@ -22,25 +21,26 @@ export interface TestStorage {
 }
 
 /**
- * Storage on `engine` for the tests of one describe block: on PostgreSQL a throw-away server for the block
- * (started before its first test, stopped after its last) and a fresh database for each `open()`; on SQLite a
- * fresh file in a fresh directory.
+ * Storage on `engine` for the tests of one describe block: on PostgreSQL a fresh database on the run's server
+ * for each `open()` (dropped after the block's last test); on SQLite a fresh file in a fresh directory.
  */
 export function storageEngine(engine: Engine) {
-  let server: PostgresServer | undefined
-  beforeAll(async () => {
-    if (engine === 'postgres') server = await startPostgres()
-  })
-  afterAll(async () => {
-    await server?.stop()
-  })
+  const databases = engine === 'postgres' ? testDatabases() : undefined
   return {
-    /** Settings for a fresh, empty database on this engine (not opened yet). */
-    async freshSettings(): Promise<{ dataDir: string; databaseUrl?: string; remove(): void }> {
+    /**
+     * Settings for a fresh database on this engine (not opened yet): on PostgreSQL a copy of the run's
+     * database at the newest schema, or with `empty` an empty database, for tests of the migrations; on
+     * SQLite an empty directory either way.
+     */
+    async freshSettings({ empty = false } = {}): Promise<{
+      dataDir: string
+      databaseUrl?: string
+      remove(): void
+    }> {
       const dir = tempDir('storage-')
-      if (engine === 'sqlite') return { dataDir: dir.path, remove: dir.remove }
-      if (!server) throw new Error('the PostgreSQL server did not start')
-      return { dataDir: dir.path, databaseUrl: await server.createDatabase(), remove: dir.remove }
+      if (!databases) return { dataDir: dir.path, remove: dir.remove }
+      const databaseUrl = await (empty ? databases.empty() : databases.migrated())
+      return { dataDir: dir.path, databaseUrl, remove: dir.remove }
     },
     async open(): Promise<TestStorage> {
       const { remove, ...settings } = await this.freshSettings()

@@ -1,5 +1,6 @@
 import path from 'node:path'
 import { sql } from 'kysely'
+import pg from 'pg'
 import { afterEach, describe, expect, it } from 'vitest'
 import { hashSecret } from '../../../cloud/auth/secrets.ts'
 import {
@@ -11,6 +12,7 @@ import {
 } from '../../../cloud/storage/database.ts'
 import { MIGRATIONS, type Migration } from '../../../cloud/storage/migrations.ts'
 import { databaseLocation, openStorage } from '../../../cloud/storage/storage.ts'
+import { testDatabases } from '../../helpers/postgres-server.ts'
 import { tempDir } from '../../helpers/temp-dir.ts'
 import { ENGINES, storageEngine } from './engines.ts'
 
@@ -34,14 +36,41 @@ describe('SQLite file', () => {
   })
 })
 
+describe('a PostgreSQL database, once closed', () => {
+  const databases = testDatabases()
+
+  // A database with a session in it cannot be a template or be dropped; a process waits for its pool's idle
+  // connections. Kysely ends its pool only once it has run a query, and the migration's connection is there.
+  it('has no connection left open, also when no query ran after the migration', async () => {
+    const url = await databases.empty()
+    const database = await openDatabase({ postgresUrl: url })
+    await database.close()
+    const others = new pg.Client({ connectionString: url })
+    await others.connect()
+    try {
+      const count = async () =>
+        (
+          await others.query<{ n: number }>(
+            'SELECT count(*)::int AS n FROM pg_stat_activity WHERE datname = current_database() AND pid <> pg_backend_pid()',
+          )
+        ).rows[0]?.n
+      // A backend ends just after its client has gone.
+      await expect.poll(count, { timeout: 3000 }).toBe(0)
+    } finally {
+      await others.end()
+    }
+  })
+})
+
 describe.each(ENGINES)('migrations on %s', (engine) => {
   const engineUnderTest = storageEngine(engine)
   const cleanups: (() => unknown)[] = []
   afterEach(async () => {
     for (const cleanup of cleanups.splice(0).reverse()) await cleanup()
   })
+  // An empty database, whatever the engine: these tests migrate it themselves.
   const fresh = async () => {
-    const settings = await engineUnderTest.freshSettings()
+    const settings = await engineUnderTest.freshSettings({ empty: true })
     cleanups.push(settings.remove)
     return settings
   }

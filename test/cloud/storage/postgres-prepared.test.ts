@@ -1,20 +1,14 @@
 import { Kysely, PostgresDialect, sql } from 'kysely'
 import pg from 'pg'
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest'
+import { afterEach, describe, expect, it } from 'vitest'
 import { preparingPool } from '../../../cloud/storage/postgres-prepared.ts'
-import { type PostgresServer, startPostgres } from '../../helpers/postgres-server.ts'
+import { testDatabases } from '../../helpers/postgres-server.ts'
 
 // biome-ignore lint/suspicious/noExplicitAny: tables of this test only
 type AnyDb = Kysely<any>
 
 describe('PostgreSQL queries as named prepared statements', () => {
-  let server: PostgresServer
-  beforeAll(async () => {
-    server = await startPostgres()
-  })
-  afterAll(async () => {
-    await server?.stop()
-  })
+  const databases = testDatabases()
   const cleanups: (() => Promise<unknown>)[] = []
   afterEach(async () => {
     for (const cleanup of cleanups.splice(0).reverse()) await cleanup()
@@ -22,7 +16,7 @@ describe('PostgreSQL queries as named prepared statements', () => {
 
   /** One connection, so that what it prepared is what pg_prepared_statements shows. */
   async function open(perConnection?: number): Promise<{ db: AnyDb; url: string }> {
-    const url = await server.createDatabase()
+    const url = await databases.empty()
     const pool = new pg.Pool({ connectionString: url, max: 1 })
     const db: AnyDb = new Kysely({
       dialect: new PostgresDialect({ pool: preparingPool(pool, perConnection) }),

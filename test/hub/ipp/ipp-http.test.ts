@@ -81,9 +81,7 @@ async function peer(onConnection: (socket: Socket) => void): Promise<Peer> {
     expectAllClosed: async () => {
       // A paused socket does not see its end: read on, to find out whether the client has gone.
       for (const socket of open) socket.resume()
-      const deadline = Date.now() + SLACK_MS
-      while (open.size > 0 && Date.now() < deadline) await sleep(10)
-      expect(open.size).toBe(0)
+      await expect.poll(() => open.size, { timeout: SLACK_MS, interval: 10 }).toBe(0)
     },
   }
 }

@@ -1,4 +1,4 @@
-import { createServer, type Server } from 'node:net'
+import { type AddressInfo, createServer, type Server } from 'node:net'
 import { Aedes } from 'aedes'
 import { pino } from 'pino'
 import { afterEach, describe, expect, it } from 'vitest'
@@ -6,7 +6,6 @@ import { Backoff } from '../../../hub/session/backoff.ts'
 import { MqttSession, type SessionOptions } from '../../../hub/session/mqtt-session.ts'
 import type { HubPayload } from '../../../protocol/hub-messages.ts'
 import { PRINT_OPTION_DEFAULTS } from '../../../protocol/print-job.ts'
-import { freePort } from '../../helpers/free-port.ts'
 
 const AGENT = '0b3a2a36-1d2e-4c55-9d0e-9d6f1b2c3d4e'
 const OFFER: HubPayload<'job-offer'> = {
@@ -27,11 +26,15 @@ const OFFER: HubPayload<'job-offer'> = {
   expires_at: '2026-11-22T01:00:00.000Z',
 }
 
-/** A plain aedes broker on loopback (no policy: this tests the hub's side of the session). */
-async function startBroker(port: number) {
+/**
+ * A plain aedes broker on loopback (no policy: this tests the hub's side of the session), on a port the OS
+ * picks unless `port` names one (a broker restarted where it was).
+ */
+async function startBroker(port = 0) {
   const broker = await Aedes.createBroker()
   const server: Server = createServer(broker.handle)
   await new Promise<void>((resolve) => server.listen(port, '127.0.0.1', resolve))
+  const bound = (server.address() as AddressInfo).port
   const published: { topic: string; payload: string }[] = []
   broker.on('publish', (packet, client) => {
     if (client) published.push({ topic: packet.topic, payload: packet.payload.toString() })
@@ -48,16 +51,11 @@ async function startBroker(port: number) {
       server.close(() => resolve())
       broker.close()
     })
-  return { broker, published, send, close }
+  return { broker, port: bound, published, send, close }
 }
 
-async function until(check: () => boolean, timeoutMs = 10_000) {
-  const deadline = Date.now() + timeoutMs
-  while (!check()) {
-    if (Date.now() > deadline) throw new Error('condition not met in time')
-    await new Promise((r) => setTimeout(r, 10))
-  }
-}
+/** Waits on a busy machine are for a sign, not for time: the timeout only bounds a test that fails. */
+const POLL = { timeout: 10_000, interval: 10 }
 
 /** A hub session for AGENT with quick reconnects and no log; the rest from `options`. */
 function testSession(options: Pick<SessionOptions, 'mqttUrl' | 'onConnected'> & Partial<SessionOptions>) {
@@ -80,13 +78,13 @@ describe("the hub's MQTT session", () => {
   })
 
   it('announces itself, takes only offers and commands that match the protocol, and reconnects after the broker restarts', async () => {
-    const port = await freePort()
-    let broker = await startBroker(port)
+    let broker = await startBroker()
+    const { port } = broker
     const offers: unknown[] = []
     const commands: unknown[] = []
     let connects = 0
     const session = testSession({
-      mqttUrl: `mqtt://127.0.0.1:${port}`,
+      mqttUrl: `mqtt://127.0.0.1:${broker.port}`,
       onConnected: () => {
         connects++
       },
@@ -95,7 +93,7 @@ describe("the hub's MQTT session", () => {
     })
     session.start()
     stops.push(() => session.stop())
-    await until(() => connects === 1)
+    await expect.poll(() => connects, POLL).toBe(1)
     expect(broker.published.map((p) => [p.topic, JSON.parse(p.payload).online])).toEqual([
       [`hubs/${AGENT}/presence`, true],
     ])
@@ -111,7 +109,7 @@ describe("the hub's MQTT session", () => {
     await broker.send(`hubs/${AGENT}/command`, JSON.stringify({ v: 1, command: 'format_disk' }))
     await broker.send(`hubs/${AGENT}/job-offer`, JSON.stringify(OFFER))
     await broker.send(`hubs/${AGENT}/command`, JSON.stringify({ v: 1, command: 'refresh_state' }))
-    await until(() => offers.length === 1 && commands.length === 1)
+    await expect.poll(() => [offers.length, commands.length], POLL).toEqual([1, 1])
     expect(offers).toEqual([OFFER])
     expect(commands).toEqual([{ v: 1, command: 'refresh_state' }])
 
@@ -121,7 +119,7 @@ describe("the hub's MQTT session", () => {
     ).rejects.toThrow()
     broker = await startBroker(port)
     stops.push(() => broker.close())
-    await until(() => connects === 2)
+    await expect.poll(() => connects, POLL).toBe(2)
     await session.publish('job-ack', { v: 1, print_job_id: OFFER.print_job_id, at: OFFER.created_at })
     expect(broker.published.map((p) => p.topic)).toEqual([`hubs/${AGENT}/presence`, `hubs/${AGENT}/job-ack`])
   })
@@ -134,13 +132,12 @@ describe("the hub's MQTT session asked to announce itself", () => {
   })
 
   it('publishes its presence again with the same session and runs what follows a connect, without handing the command on', async () => {
-    const port = await freePort()
-    const broker = await startBroker(port)
+    const broker = await startBroker()
     stops.push(() => broker.close())
     const commands: unknown[] = []
     let connects = 0
     const session = testSession({
-      mqttUrl: `mqtt://127.0.0.1:${port}`,
+      mqttUrl: `mqtt://127.0.0.1:${broker.port}`,
       onConnected: () => {
         connects++
       },
@@ -148,9 +145,9 @@ describe("the hub's MQTT session asked to announce itself", () => {
     })
     session.start()
     stops.push(() => session.stop())
-    await until(() => connects === 1)
+    await expect.poll(() => connects, POLL).toBe(1)
     await broker.send(`hubs/${AGENT}/command`, JSON.stringify({ v: 1, command: 'announce' }))
-    await until(() => connects === 2)
+    await expect.poll(() => connects, POLL).toBe(2)
     const presences = broker.published
       .filter((p) => p.topic === `hubs/${AGENT}/presence`)
       .map((p) => JSON.parse(p.payload))
@@ -167,13 +164,12 @@ describe("the hub's MQTT session until the cloud records its presence", () => {
   })
 
   it('announces itself again, waiting longer each time, until the cloud answers for this session', async () => {
-    const port = await freePort()
-    const broker = await startBroker(port)
+    const broker = await startBroker()
     stops.push(() => broker.close())
     const commands: unknown[] = []
     let connects = 0
     const session = testSession({
-      mqttUrl: `mqtt://127.0.0.1:${port}`,
+      mqttUrl: `mqtt://127.0.0.1:${broker.port}`,
       onConnected: () => {
         connects++
       },
@@ -188,7 +184,7 @@ describe("the hub's MQTT session until the cloud records its presence", () => {
         .map((p) => JSON.parse(p.payload) as { session: string })
     // No cloud answers (its node took the presence and died): the presence goes again, then what follows a
     // connect (the state and the outbox), with the same session.
-    await until(() => presences().length >= 3)
+    await expect.poll(() => presences().length, POLL).toBeGreaterThanOrEqual(3)
     expect(connects).toBeGreaterThanOrEqual(3)
     const { session: current } = presences()[0]!
     expect(new Set(presences().map((p) => JSON.stringify(p)))).toEqual(
@@ -200,7 +196,7 @@ describe("the hub's MQTT session until the cloud records its presence", () => {
       JSON.stringify({ v: 1, command: 'presence_recorded', session: 'an-older-one' }),
     )
     const before = presences().length
-    await until(() => presences().length > before)
+    await expect.poll(() => presences().length, POLL).toBeGreaterThan(before)
     await broker.send(
       `hubs/${AGENT}/command`,
       JSON.stringify({ v: 1, command: 'presence_recorded', session: current }),
@@ -217,7 +213,6 @@ describe("the hub's MQTT session until the cloud records its presence", () => {
 describe("the hub's MQTT session when the broker refuses its login", () => {
   it('asks the cloud where and how to connect, then connects where it says', async () => {
     // The broker the hub was told first refuses it; the cloud's lookup names another that takes it.
-    const refusingPort = await freePort()
     const refusing = await Aedes.createBroker({
       authenticate: (_client, _user, _password, done) => {
         const error = Object.assign(new Error('bad user name or password'), { returnCode: 4 })
@@ -225,9 +220,9 @@ describe("the hub's MQTT session when the broker refuses its login", () => {
       },
     })
     const refusingServer = createServer(refusing.handle)
-    await new Promise<void>((resolve) => refusingServer.listen(refusingPort, '127.0.0.1', resolve))
-    const acceptingPort = await freePort()
-    const accepting = await startBroker(acceptingPort)
+    await new Promise<void>((resolve) => refusingServer.listen(0, '127.0.0.1', resolve))
+    const refusingPort = (refusingServer.address() as AddressInfo).port
+    const accepting = await startBroker()
     const lookUps: number[] = []
     let connects = 0
     const session = testSession({
@@ -237,12 +232,12 @@ describe("the hub's MQTT session when the broker refuses its login", () => {
       },
       lookUpBroker: async () => {
         lookUps.push(Date.now())
-        return `mqtt://127.0.0.1:${acceptingPort}`
+        return `mqtt://127.0.0.1:${accepting.port}`
       },
     })
     try {
       session.start()
-      await until(() => connects === 1)
+      await expect.poll(() => connects, POLL).toBe(1)
       expect(lookUps).toHaveLength(1)
       expect(accepting.published.map((p) => p.topic)).toEqual([`hubs/${AGENT}/presence`])
     } finally {

@@ -3,6 +3,7 @@ import { connect, type Socket } from 'node:net'
 import mqtt, { type IClientOptions, type MqttClient } from 'mqtt'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import type { HubState } from '../../protocol/hub-messages.ts'
+import { connectHeader } from '../helpers/mqtt-packets.ts'
 import { connectHub, enroll, seedAccount, startFullCloud } from './hub-link.ts'
 import { RECEIPT_PRINTER } from './test-cloud.ts'
 
@@ -18,24 +19,6 @@ async function rawClient(port: number) {
   const closed = new Promise<boolean>((resolve) => socket.once('close', () => resolve(true)))
   await once(socket, 'connect')
   return { socket, closed }
-}
-
-/** MQTT 3.1.1 §2.2.3: the Remaining Length as a variable byte integer. */
-function remainingLength(length: number): Buffer {
-  const bytes: number[] = []
-  do {
-    let byte = length % 128
-    length = Math.floor(length / 128)
-    if (length > 0) byte |= 0x80
-    bytes.push(byte)
-  } while (length > 0)
-  return Buffer.from(bytes)
-}
-
-/** The start of a CONNECT (MQTT 3.1.1 §3.1) that announces `length` bytes after its fixed header. */
-function connectHeader(length: number): Buffer {
-  const variableHeader = Buffer.from([0, 4, ...Buffer.from('MQTT'), 4, 0x02, 0, 30])
-  return Buffer.concat([Buffer.from([0x10]), remainingLength(length), variableHeader])
 }
 
 /** Writes `chunk` until `total` bytes went out or the peer closed; resolves with the bytes written. */

@@ -14,6 +14,7 @@ import { cloudCommand } from '../../helpers/cli.ts'
 import { freePort } from '../../helpers/free-port.ts'
 import { type HaproxyServer, startHaproxy } from '../../helpers/haproxy-server.ts'
 import { type MosquittoServer, startMosquitto } from '../../helpers/mosquitto-server.ts'
+import { connectHeader } from '../../helpers/mqtt-packets.ts'
 import { tempDir } from '../../helpers/temp-dir.ts'
 
 /**
@@ -132,24 +133,6 @@ async function rawSocket(port: number) {
   // A broker may refuse it before the connect event, with a reset.
   await Promise.race([once(socket, 'connect').catch(() => {}), closed])
   return { socket, closed, isClosed: () => isClosed }
-}
-
-/** MQTT 3.1.1 §2.2.3: the Remaining Length as a variable byte integer. */
-function remainingLength(length: number): Buffer {
-  const bytes: number[] = []
-  do {
-    let byte = length % 128
-    length = Math.floor(length / 128)
-    if (length > 0) byte |= 0x80
-    bytes.push(byte)
-  } while (length > 0)
-  return Buffer.from(bytes)
-}
-
-/** The start of a CONNECT (MQTT 3.1.1 §3.1) that announces `length` bytes after its fixed header. */
-function connectHeader(length: number): Buffer {
-  const variableHeader = Buffer.from([0, 4, ...Buffer.from('MQTT'), 4, 0x02, 0, 30])
-  return Buffer.concat([Buffer.from([0x10]), remainingLength(length), variableHeader])
 }
 
 /** Writes `chunk` until `total` bytes went out or the peer closed. */

@@ -10,7 +10,7 @@ const E2E = [
   'test/e2e/**/*.test.ts',
   'test/browser/**/*.test.ts',
   'test/ota/**/*.test.ts',
-  'test/cloud/**/cli*.test.ts',
+  'test/cloud/{cli,cli-help}.test.ts',
   'test/hub/cli*.test.ts',
   'test/cloud/agent-downloads.test.ts',
   'test/cloud/health.test.ts',

@@ -1,12 +1,8 @@
 import { parseArgs } from 'node:util'
-import { PortUnavailableError } from './busy-ports.ts'
-import { runCommand } from './cli/commands.ts'
-import { NotFoundError, RefusedError, UsageError } from './cli/common.ts'
-import { COMMANDS, commandHelp, generalHelp, USAGE } from './cli/usage.ts'
-import { ConfigError, loadConfig } from './config.ts'
+import { type CliOutput, reportError, runCloudCli } from './cli/main.ts'
+import { loadConfig } from './config.ts'
 import { createLogger } from './logging.ts'
 import type { startCloud } from './server.ts'
-import { DataDirInUseError } from './storage/data-dir-lock.ts'
 
 /**
  * The cloud CLI (DESIGN: Stable operator interface). Each command prints one JSON object on stdout; errors
@@ -43,59 +39,20 @@ async function serve(): Promise<void> {
   }
 }
 
-async function main(argv: string[]): Promise<void> {
-  const words = argv.filter((arg) => !arg.startsWith('-'))
-  if (argv[0] === 'help' || argv.includes('--help') || argv.includes('-h')) {
-    const named = argv[0] === 'help' ? words.slice(1) : words
-    // The longest command the words name: `app key add`, `client create`, `serve`.
-    const name = [3, 2, 1].map((n) => named.slice(0, n).join(' ')).find((words) => COMMANDS[words]) ?? null
-    process.stdout.write(name ? commandHelp(name) : generalHelp())
-    return
-  }
-  if (argv[0] === 'serve') {
-    parseArgs({ args: argv.slice(1), options: {} })
-    return serve()
-  }
-  process.stdout.write(`${JSON.stringify(await runCommand(argv, process.env))}\n`)
+const PROCESS_OUTPUT: CliOutput = {
+  stdout: (text) => process.stdout.write(text),
+  stderr: (text) => process.stderr.write(text),
 }
 
-main(process.argv.slice(2)).catch((error: unknown) => {
-  if (error instanceof UsageError) {
-    process.stderr.write(`cloud: ${error.message}\n${USAGE}\n`)
-    process.exit(2)
+const argv = process.argv.slice(2)
+// `serve` runs until a signal; every other command (and help) is one call.
+if (argv[0] === 'serve' && !argv.includes('--help') && !argv.includes('-h')) {
+  try {
+    parseArgs({ args: argv.slice(1), options: {} })
+    await serve()
+  } catch (error) {
+    process.exit(reportError(error, argv, PROCESS_OUTPUT))
   }
-  if (
-    error instanceof PortUnavailableError ||
-    error instanceof DataDirInUseError ||
-    error instanceof NotFoundError ||
-    error instanceof RefusedError
-  ) {
-    process.stderr.write(`cloud: ${error.message}\n`)
-    process.exit(1)
-  }
-  if (error instanceof ConfigError) {
-    process.stderr.write(`cloud: bad configuration: ${error.message}\n`)
-    process.exit(1)
-  }
-  const err = error as NodeJS.ErrnoException
-  if (err.code === 'EADDRINUSE' || err.code === 'EACCES') {
-    process.stderr.write(`cloud: cannot listen: ${err.message}\n`)
-    process.exit(1)
-  }
-  if (err.code === 'ERR_PARSE_ARGS_UNKNOWN_OPTION') {
-    const unknown = /'([^']+)'/.exec(err.message)?.[1] ?? err.message
-    const [command, sub] = process.argv.slice(2)
-    const usage = COMMANDS[`${command} ${sub}`]?.usage ?? COMMANDS[command ?? '']?.usage
-    process.stderr.write(`cloud: unknown option ${unknown}\n${usage ? `usage: ${usage}` : USAGE}\n`)
-    process.exit(2)
-  }
-  if (
-    err.code === 'ERR_PARSE_ARGS_INVALID_OPTION_VALUE' ||
-    err.code === 'ERR_PARSE_ARGS_UNEXPECTED_POSITIONAL'
-  ) {
-    process.stderr.write(`cloud: ${err.message}\n${USAGE}\n`)
-    process.exit(2)
-  }
-  process.stderr.write(`cloud: ${err.message ?? String(error)}\n`)
-  process.exit(1)
-})
+} else {
+  process.exitCode = await runCloudCli(argv, process.env, PROCESS_OUTPUT)
+}

@@ -1,21 +1,21 @@
 import { describe, expect, it } from 'vitest'
 import { SETTINGS } from '../../cloud/config.ts'
-import { runCli } from '../helpers/cli.ts'
+import { cloudCli, runCli } from '../helpers/cli.ts'
 
 describe('the programs explain themselves', () => {
-  it('cloud --help and cloud help serve list every command and every setting of cloud/config.ts', () => {
-    const general = runCli('cloud/cli.ts', ['--help'], {})
+  it('cloud --help and cloud help serve list every command and every setting of cloud/config.ts', async () => {
+    const general = await cloudCli(['--help'], {})
     expect(general.status).toBe(0)
     for (const command of ['serve', 'account list', 'printer remove', 'job list', 'enrollment create'])
       expect(general.stdout).toContain(`  ${command} `)
-    const serve = runCli('cloud/cli.ts', ['help', 'serve'], {})
+    const serve = await cloudCli(['help', 'serve'], {})
     expect(serve.stdout.split('\n')[0]).toBe('usage: cloud serve')
     for (const setting of Object.values(SETTINGS))
       expect(serve.stdout).toMatch(new RegExp(`^  ${setting.env} +\\S`, 'm'))
   })
 
-  it('each cloud command has its own help: its options and the variables it reads', () => {
-    const result = runCli('cloud/cli.ts', ['client', 'create', '--help'], {})
+  it('each cloud command has its own help: its options and the variables it reads', async () => {
+    const result = await cloudCli(['client', 'create', '--help'], {})
     expect(result.status).toBe(0)
     const lines = result.stdout.split('\n')
     expect(lines[0]).toMatch(/^usage: cloud client create --account ACCOUNT_ID --scopes /)

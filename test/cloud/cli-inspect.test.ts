@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { resolveOptions } from '../../cloud/print-jobs/submit.ts'
 import { openStorage } from '../../cloud/storage/storage.ts'
-import { runCli } from '../helpers/cli.ts'
+import { cloudCli } from '../helpers/cli.ts'
 import { tempDir } from '../helpers/temp-dir.ts'
 import { insertWithinCapacity } from './storage/stored-jobs.ts'
 import { RECEIPT_PRINTER } from './test-cloud.ts'
@@ -10,9 +10,9 @@ import { RECEIPT_PRINTER } from './test-cloud.ts'
 describe('cloud CLI: listing, showing and removing', () => {
   const dir = tempDir('cloud-cli-inspect-')
   const DATA_DIR = dir.path
-  const cli = (args: string[]) => runCli('cloud/cli.ts', args, { DATA_DIR })
-  const json = (args: string[]) => {
-    const result = cli(args)
+  const cli = (args: string[]) => cloudCli(args, { DATA_DIR })
+  const json = async (args: string[]) => {
+    const result = await cli(args)
     expect(result.stderr).toBe('')
     expect(result.stdout.trim().split('\n')).toHaveLength(1)
     return JSON.parse(result.stdout)
@@ -23,8 +23,8 @@ describe('cloud CLI: listing, showing and removing', () => {
   const ids = { hub: 'hub-1', gone: '', live: '', busy: '' }
 
   beforeAll(async () => {
-    accountId = json(['account', 'create', '--name', 'Corner Bakery']).account_id
-    const client = json(['client', 'create', '--account', accountId, '--scopes', 'print_jobs:read'])
+    accountId = (await json(['account', 'create', '--name', 'Corner Bakery'])).account_id
+    const client = await json(['client', 'create', '--account', accountId, '--scopes', 'print_jobs:read'])
     clientId = client.client_id
     secret = client.client_secret
     // A hub with printers as its state reports leave them: one it reports (online), others it does not.
@@ -53,13 +53,13 @@ describe('cloud CLI: listing, showing and removing', () => {
       await storage.close()
     }
   })
-  afterAll(() => dir.remove())
+  afterAll(async () => dir.remove())
 
-  it('account list and account show', () => {
-    expect(json(['account', 'list'])).toEqual({
+  it('account list and account show', async () => {
+    expect(await json(['account', 'list'])).toEqual({
       accounts: [{ account_id: accountId, name: 'Corner Bakery', created_at: expect.any(String) }],
     })
-    expect(json(['account', 'show', '--id', accountId])).toEqual({
+    expect(await json(['account', 'show', '--id', accountId])).toEqual({
       account_id: accountId,
       name: 'Corner Bakery',
       created_at: expect.any(String),
@@ -67,15 +67,15 @@ describe('cloud CLI: listing, showing and removing', () => {
       hubs: 1,
       printers: 3,
     })
-    expect(cli(['account', 'show', '--id', 'nope'])).toEqual({
+    expect(await cli(['account', 'show', '--id', 'nope'])).toEqual({
       status: 1,
       stdout: '',
       stderr: 'cloud: no account nope\n',
     })
   })
 
-  it('client list never shows the secret', () => {
-    const result = cli(['client', 'list', '--account', accountId])
+  it('client list never shows the secret', async () => {
+    const result = await cli(['client', 'list', '--account', accountId])
     expect(JSON.parse(result.stdout)).toEqual({
       clients: [
         {
@@ -92,31 +92,31 @@ describe('cloud CLI: listing, showing and removing', () => {
     expect(result.stdout).not.toContain('secret')
   })
 
-  it('hub list, printer list and job list', () => {
-    expect(json(['hub', 'list', '--account', accountId]).hubs).toMatchObject([
+  it('hub list, printer list and job list', async () => {
+    expect((await json(['hub', 'list', '--account', accountId])).hubs).toMatchObject([
       { agent_id: ids.hub, name: 'Front desk', online: true },
     ])
     expect(
-      json(['printer', 'list', '--account', accountId]).printers.map((p: { name: string }) => p.name),
+      (await json(['printer', 'list', '--account', accountId])).printers.map((p: { name: string }) => p.name),
     ).toEqual(['Kitchen', 'Till', 'Old till'])
-    expect(json(['job', 'list', '--account', accountId, '--limit', '5'])).toEqual({ jobs: [] })
-    expect(cli(['job', 'list', '--account', accountId, '--limit', '500']).stderr.split('\n')[0]).toBe(
+    expect(await json(['job', 'list', '--account', accountId, '--limit', '5'])).toEqual({ jobs: [] })
+    expect((await cli(['job', 'list', '--account', accountId, '--limit', '500'])).stderr.split('\n')[0]).toBe(
       'cloud: --limit must be a whole number from 1 to 100 (got "500")',
     )
-    expect(cli(['hub', 'list', '--account', 'nope'])).toMatchObject({
+    expect(await cli(['hub', 'list', '--account', 'nope'])).toMatchObject({
       status: 1,
       stderr: 'cloud: no account nope\n',
     })
   })
 
   it('hub show, printer show and job show (with what the hub was told)', async () => {
-    expect(json(['hub', 'show', '--id', ids.hub])).toMatchObject({
+    expect(await json(['hub', 'show', '--id', ids.hub])).toMatchObject({
       agent_id: ids.hub,
       account_id: accountId,
       name: 'Front desk',
       online: true,
     })
-    expect(json(['printer', 'show', '--id', ids.live])).toMatchObject({
+    expect(await json(['printer', 'show', '--id', ids.live])).toMatchObject({
       printer_id: ids.live,
       account_id: accountId,
       agent_id: ids.hub,
@@ -162,7 +162,7 @@ describe('cloud CLI: listing, showing and removing', () => {
     } finally {
       await storage.close()
     }
-    expect(json(['job', 'show', '--id', jobId])).toMatchObject({
+    expect(await json(['job', 'show', '--id', jobId])).toMatchObject({
       print_job_id: jobId,
       account_id: accountId,
       agent_id: ids.hub,
@@ -171,34 +171,34 @@ describe('cloud CLI: listing, showing and removing', () => {
       cancel_requested_at: null,
     })
     for (const what of ['hub', 'printer', 'job'])
-      expect(cli([what, 'show', '--id', 'nope'])).toMatchObject({
+      expect(await cli([what, 'show', '--id', 'nope'])).toMatchObject({
         status: 1,
         stderr: expect.stringMatching(/^cloud: no /),
       })
   })
 
-  it('printer remove: refused while online, done when no hub reports it; then gone from the list', () => {
-    expect(cli(['printer', 'remove', '--id', ids.live])).toEqual({
+  it('printer remove: refused while online, done when no hub reports it; then gone from the list', async () => {
+    expect(await cli(['printer', 'remove', '--id', ids.live])).toEqual({
       status: 1,
       stdout: '',
       stderr: `cloud: printer ${ids.live} is online: its hub still reports it; take it off the hub (its --printer) first\n`,
     })
-    expect(json(['printer', 'remove', '--id', ids.gone])).toEqual({
+    expect(await json(['printer', 'remove', '--id', ids.gone])).toEqual({
       printer_id: ids.gone,
       account_id: accountId,
       removed_at: expect.any(String),
     })
     expect(
-      json(['printer', 'list', '--account', accountId]).printers.map((p: { name: string }) => p.name),
+      (await json(['printer', 'list', '--account', accountId])).printers.map((p: { name: string }) => p.name),
     ).toEqual(['Kitchen', 'Till'])
-    expect(cli(['printer', 'remove', '--id', ids.gone])).toMatchObject({
+    expect(await cli(['printer', 'remove', '--id', ids.gone])).toMatchObject({
       status: 1,
       stderr: `cloud: no printer ${ids.gone}\n`,
     })
   })
 
-  it('an unknown option names itself, with the usage of its command', () => {
-    expect(cli(['account', 'create', '--nmae', 'x'])).toEqual({
+  it('an unknown option names itself, with the usage of its command', async () => {
+    expect(await cli(['account', 'create', '--nmae', 'x'])).toEqual({
       status: 2,
       stdout: '',
       stderr: 'cloud: unknown option --nmae\nusage: cloud account create --name NAME\n',

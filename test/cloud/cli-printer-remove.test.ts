@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { printerIdFor } from '../../cloud/auth/stable-id.ts'
 import type { HubPrinter } from '../../protocol/hub-messages.ts'
-import { runCli } from '../helpers/cli.ts'
+import { cloudCli } from '../helpers/cli.ts'
 import {
   ESCPOS_RECEIPT,
   RECEIPT_PRINTER,
@@ -15,7 +15,7 @@ describe('cloud printer remove', () => {
   let cloud: TestCloud
   let shop: TestAccount
   const remove = (printerId: string) =>
-    runCli('cloud/cli.ts', ['printer', 'remove', '--id', printerId], { DATA_DIR: cloud.dataDir })
+    cloudCli(['printer', 'remove', '--id', printerId], { DATA_DIR: cloud.dataDir })
   const api = async (method: 'GET' | 'POST', url: string, payload?: object) =>
     cloud.app.inject({ method, url, headers: { authorization: `Bearer ${await shop.token()}` }, payload })
   const receipt = (printerId: string) => ({
@@ -33,7 +33,7 @@ describe('cloud printer remove', () => {
     cloud = await startTestCloud()
     shop = await cloud.createAccount()
   })
-  afterAll(() => cloud.close())
+  afterAll(async () => cloud.close())
 
   it('is refused while its hub reports it (online) and while it has unfinished jobs; then its jobs stay readable', async () => {
     const hubPrinter: HubPrinter = {
@@ -51,7 +51,7 @@ describe('cloud printer remove', () => {
       [hubPrinter],
       new Date().toISOString(),
     )
-    expect(remove(printerId)).toEqual({
+    expect(await remove(printerId)).toEqual({
       status: 1,
       stdout: '',
       stderr: `cloud: printer ${printerId} is online: its hub still reports it; take it off the hub (its --printer) first\n`,
@@ -62,7 +62,7 @@ describe('cloud printer remove', () => {
     const job = created.json() as { print_job_id: string }
     // The hub no longer reports it: offline, with a pending job.
     await cloud.storage.printers.syncFromHub(shop.accountId, shop.agentId, [], new Date().toISOString())
-    expect(remove(printerId)).toEqual({
+    expect(await remove(printerId)).toEqual({
       status: 1,
       stdout: '',
       stderr: `cloud: printer ${printerId} has 1 unfinished print jobs; cancel them or let them expire first\n`,
@@ -71,7 +71,7 @@ describe('cloud printer remove', () => {
       status: 'cancelled',
     })
 
-    const removed = remove(printerId)
+    const removed = await remove(printerId)
     expect(removed.status).toBe(0)
     expect(JSON.parse(removed.stdout)).toEqual({
       printer_id: printerId,

@@ -1,12 +1,11 @@
 import { readFileSync } from 'node:fs'
 import path from 'node:path'
 import { afterEach, describe, expect, it } from 'vitest'
-import { runCli } from '../helpers/cli.ts'
+import { cloudCli } from '../helpers/cli.ts'
 import { tempDir } from '../helpers/temp-dir.ts'
 import { consoleSession } from './console/console-harness.ts'
 import { startTestCloud } from './test-cloud.ts'
 
-// Each CLI run is a process of its own (several seconds each when the machine is busy): two minutes a test.
 describe('cloud user create', () => {
   const dirs: { remove(): void }[] = []
   afterEach(() => {
@@ -22,10 +21,9 @@ describe('cloud user create', () => {
   it('prints {user_id, set_password_url}; the link sets the password the user then signs in with', async () => {
     const DATA_DIR = newDataDir()
     const { account_id } = JSON.parse(
-      runCli('cloud/cli.ts', ['account', 'create', '--name', 'Shop'], env(DATA_DIR)).stdout,
+      (await cloudCli(['account', 'create', '--name', 'Shop'], env(DATA_DIR))).stdout,
     )
-    const created = runCli(
-      'cloud/cli.ts',
+    const created = await cloudCli(
       ['user', 'create', '--account', account_id, '--email', 'Owner@Shop.example', '--role', 'owner'],
       env(DATA_DIR),
     )
@@ -59,35 +57,37 @@ describe('cloud user create', () => {
     } finally {
       await cloud.close()
     }
-  }, 120_000)
+  })
 
-  it('an unknown account or a taken e-mail: one line on stderr, exit 1; a bad role or e-mail: usage, exit 2', () => {
+  it('an unknown account or a taken e-mail: one line on stderr, exit 1; a bad role or e-mail: usage, exit 2', async () => {
     const DATA_DIR = newDataDir()
     const { account_id } = JSON.parse(
-      runCli('cloud/cli.ts', ['account', 'create', '--name', 'Shop'], env(DATA_DIR)).stdout,
+      (await cloudCli(['account', 'create', '--name', 'Shop'], env(DATA_DIR))).stdout,
     )
-    const create = (...args: string[]) => runCli('cloud/cli.ts', ['user', 'create', ...args], env(DATA_DIR))
+    const create = (...args: string[]) => cloudCli(['user', 'create', ...args], env(DATA_DIR))
     expect(
-      create('--account', 'no-such-account', '--email', 'a@b.example', '--role', 'member'),
+      await create('--account', 'no-such-account', '--email', 'a@b.example', '--role', 'member'),
     ).toStrictEqual({
       status: 1,
       stdout: '',
       stderr: 'cloud: no account no-such-account\n',
     })
-    expect(create('--account', account_id, '--email', 'a@b.example', '--role', 'member').status).toBe(0)
-    expect(create('--account', account_id, '--email', 'A@B.example', '--role', 'owner')).toStrictEqual({
+    expect((await create('--account', account_id, '--email', 'a@b.example', '--role', 'member')).status).toBe(
+      0,
+    )
+    expect(await create('--account', account_id, '--email', 'A@B.example', '--role', 'owner')).toStrictEqual({
       status: 1,
       stdout: '',
       stderr: `cloud: account ${account_id} has a user with e-mail A@B.example already\n`,
     })
-    const badRole = create('--account', account_id, '--email', 'c@b.example', '--role', 'admin')
+    const badRole = await create('--account', account_id, '--email', 'c@b.example', '--role', 'admin')
     expect(badRole.status).toBe(2)
     expect(badRole.stderr.split('\n')[0]).toBe('cloud: --role must be one of owner, member')
-    const badEmail = create('--account', account_id, '--email', 'not an address', '--role', 'member')
+    const badEmail = await create('--account', account_id, '--email', 'not an address', '--role', 'member')
     expect(badEmail.status).toBe(2)
     expect(badEmail.stderr.split('\n')[0]).toBe('cloud: --email not an address is not an e-mail address')
-    expect(create('--account', account_id, '--role', 'member').stderr.split('\n')[0]).toBe(
+    expect((await create('--account', account_id, '--role', 'member')).stderr.split('\n')[0]).toBe(
       'cloud: --email is required',
     )
-  }, 120_000)
+  })
 })

@@ -3,7 +3,7 @@ import { request } from 'node:http'
 import path from 'node:path'
 import Database from 'better-sqlite3'
 import { afterEach, describe, expect, it } from 'vitest'
-import { exitOf, runCli, spawnCli, waitForLogLine } from '../helpers/cli.ts'
+import { cloudCli, exitOf, runCli, spawnCli, waitForLogLine } from '../helpers/cli.ts'
 import { makePdf } from '../helpers/pdf.ts'
 import { tempDir } from '../helpers/temp-dir.ts'
 
@@ -18,14 +18,13 @@ describe('cloud CLI', () => {
     for (const dir of dirs.splice(0)) dir.remove()
   })
 
-  it('creates an account and a client, printing one JSON object each; the secret is stored only hashed', () => {
+  it('creates an account and a client, printing one JSON object each; the secret is stored only hashed', async () => {
     const DATA_DIR = newDataDir()
-    const account = runCli('cloud/cli.ts', ['account', 'create', '--name', 'Corner Bakery'], { DATA_DIR })
+    const account = await cloudCli(['account', 'create', '--name', 'Corner Bakery'], { DATA_DIR })
     expect(account.status).toBe(0)
     const { account_id, name } = JSON.parse(account.stdout)
     expect(name).toBe('Corner Bakery')
-    const client = runCli(
-      'cloud/cli.ts',
+    const client = await cloudCli(
       ['client', 'create', '--account', account_id, '--scopes', 'print_jobs:write,print_jobs:read'],
       { DATA_DIR },
     )
@@ -51,7 +50,7 @@ describe('cloud CLI', () => {
     expect(file.includes(Buffer.from(created.client_secret))).toBe(false)
   })
 
-  it('client revoke and hub revoke of an unknown id: one line on stderr, exit code 1', () => {
+  it('client revoke and hub revoke of an unknown id: one line on stderr, exit code 1', async () => {
     const DATA_DIR = newDataDir()
     for (const what of ['client', 'hub']) {
       const result = runCli('cloud/cli.ts', [what, 'revoke', '--id', 'no-such-id'], { DATA_DIR })
@@ -61,44 +60,43 @@ describe('cloud CLI', () => {
     }
   })
 
-  it('client create --name: the name is kept and listed; an empty or 101-character name is a usage error', () => {
+  it('client create --name: the name is kept and listed; an empty or 101-character name is a usage error', async () => {
     const DATA_DIR = newDataDir()
     const { account_id } = JSON.parse(
-      runCli('cloud/cli.ts', ['account', 'create', '--name', 'Shop'], { DATA_DIR }).stdout,
+      (await cloudCli(['account', 'create', '--name', 'Shop'], { DATA_DIR })).stdout,
     )
-    const create = (name: string) =>
-      runCli(
-        'cloud/cli.ts',
+    const create = async (name: string) =>
+      await cloudCli(
         ['client', 'create', '--account', account_id, '--scopes', 'printers:read', '--name', name],
         { DATA_DIR },
       )
-    expect(JSON.parse(create('Till app').stdout)).toMatchObject({
+    expect(JSON.parse((await create('Till app')).stdout)).toMatchObject({
       name: 'Till app',
       scopes: ['printers:read'],
     })
     for (const name of ['', 'x'.repeat(101)]) {
-      const refused = create(name)
+      const refused = await create(name)
       expect(refused.status).toBe(2)
       expect(refused.stderr.split('\n')[0]).toBe('cloud: --name must be 1 to 100 characters, without NUL')
     }
-    const list = runCli('cloud/cli.ts', ['client', 'list', '--account', account_id], { DATA_DIR })
+    const list = await cloudCli(['client', 'list', '--account', account_id], { DATA_DIR })
     expect(JSON.parse(list.stdout).clients.map((c: { name: string }) => c.name)).toEqual(['Till app'])
   })
 
-  it('enrollment create --name: 1 to 200 characters, as the partner API and the console take', () => {
+  it('enrollment create --name: 1 to 200 characters, as the partner API and the console take', async () => {
     const DATA_DIR = newDataDir()
     const { account_id } = JSON.parse(
-      runCli('cloud/cli.ts', ['account', 'create', '--name', 'Shop'], { DATA_DIR }).stdout,
+      (await cloudCli(['account', 'create', '--name', 'Shop'], { DATA_DIR })).stdout,
     )
-    const create = (name: string) =>
-      runCli('cloud/cli.ts', ['enrollment', 'create', '--account', account_id, '--name', name], { DATA_DIR })
-    expect(create('x'.repeat(200)).status).toBe(0)
-    const refused = create('x'.repeat(201))
+    const create = async (name: string) =>
+      await cloudCli(['enrollment', 'create', '--account', account_id, '--name', name], { DATA_DIR })
+    expect((await create('x'.repeat(200))).status).toBe(0)
+    const refused = await create('x'.repeat(201))
     expect(refused.status).toBe(2)
     expect(refused.stderr.split('\n')[0]).toBe('cloud: --name must be 1 to 200 characters, without NUL')
   })
 
-  it('refuses unknown scopes and unknown accounts with a usage message and exit code 2', () => {
+  it('refuses unknown scopes and unknown accounts with a usage message and exit code 2', async () => {
     const DATA_DIR = newDataDir()
     const bad = runCli('cloud/cli.ts', ['client', 'create', '--account', 'x', '--scopes', 'admin'], {
       DATA_DIR,
@@ -130,7 +128,7 @@ describe('cloud CLI', () => {
     expect(result.stderr).toBe(`${message}\n`)
   })
 
-  it('stops start-up when DATA_DIR cannot be written', () => {
+  it('stops start-up when DATA_DIR cannot be written', async () => {
     const file = path.join(newDataDir(), 'plain-file')
     writeFileSync(file, '')
     const result = runCli('cloud/cli.ts', ['serve'], { DATA_DIR: file })
@@ -143,12 +141,14 @@ describe('cloud CLI', () => {
   it('serves the API and the broker, and on SIGTERM finishes in-flight requests and closes the database', async () => {
     const DATA_DIR = newDataDir()
     const { account_id } = JSON.parse(
-      runCli('cloud/cli.ts', ['account', 'create', '--name', 'Shop'], { DATA_DIR }).stdout,
+      (await cloudCli(['account', 'create', '--name', 'Shop'], { DATA_DIR })).stdout,
     )
     const { client_id, client_secret } = JSON.parse(
-      runCli('cloud/cli.ts', ['client', 'create', '--account', account_id, '--scopes', 'documents:write'], {
-        DATA_DIR,
-      }).stdout,
+      (
+        await cloudCli(['client', 'create', '--account', account_id, '--scopes', 'documents:write'], {
+          DATA_DIR,
+        })
+      ).stdout,
     )
     const server = spawnCli('cloud/cli.ts', ['serve'], {
       DATA_DIR,

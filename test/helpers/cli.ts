@@ -29,6 +29,30 @@ export async function cloudCommand<Printed = Record<string, string>>(
   return JSON.parse(JSON.stringify(printed)) as Printed
 }
 
+/**
+ * The cloud CLI (`cloud/cli.ts` but `serve`) run in this process through its own code, with `env` over this
+ * process's environment: what `runCli('cloud/cli.ts', ...)` gives, without starting Node and loading the cloud
+ * for each command. `runCli` for what only the process shows (its exit, signals).
+ */
+export async function cloudCli(args: string[], env: Record<string, string>) {
+  const { runCloudCli } = await import('../../cloud/cli/main.ts')
+  let stdout = ''
+  let stderr = ''
+  const status = await runCloudCli(
+    args,
+    { ...process.env, ...env },
+    {
+      stdout: (text) => {
+        stdout += text
+      },
+      stderr: (text) => {
+        stderr += text
+      },
+    },
+  )
+  return { status, stdout, stderr }
+}
+
 /** Starts a CLI in the background; the caller must stop it. */
 export function spawnCli(script: string, args: string[], env: Record<string, string>): ChildProcess {
   return spawn(process.execPath, ['--import', 'tsx', path.join(ROOT, script), ...args], {

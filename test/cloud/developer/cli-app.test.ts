@@ -3,7 +3,7 @@ import { writeFileSync } from 'node:fs'
 import path from 'node:path'
 import { importPKCS8, SignJWT } from 'jose'
 import { afterEach, describe, expect, it } from 'vitest'
-import { runCli } from '../../helpers/cli.ts'
+import { cloudCli } from '../../helpers/cli.ts'
 import { tempDir } from '../../helpers/temp-dir.ts'
 import { bearer } from '../api/api-helpers.ts'
 import { startTestCloud, type TestCloud } from '../test-cloud.ts'
@@ -22,8 +22,8 @@ describe('cloud CLI: app create, app key add, app install (issue 10 point 1)', (
     cleanups.push(() => dir.remove())
     const DATA_DIR = path.join(dir.path, 'data')
     const env = { DATA_DIR, PUBLIC_URL }
-    const cli = (...args: string[]) => runCli('cloud/cli.ts', args, env)
-    const json = (result: ReturnType<typeof cli>) => {
+    const cli = (...args: string[]) => cloudCli(args, env)
+    const json = (result: Awaited<ReturnType<typeof cli>>) => {
       expect(result.status, result.stderr).toBe(0)
       expect(result.stdout.trim().split('\n')).toHaveLength(1)
       return JSON.parse(result.stdout)
@@ -38,8 +38,8 @@ describe('cloud CLI: app create, app key add, app install (issue 10 point 1)', (
     const privateFile = path.join(dir.path, 'first.pem')
     writeFileSync(privateFile, first.privateKey.export({ type: 'pkcs8', format: 'pem' }))
 
-    const account = json(cli('account', 'create', '--name', 'Corner shop'))
-    const created = json(cli('app', 'create', '--name', 'Back office', '--public-key', pemFile))
+    const account = json(await cli('account', 'create', '--name', 'Corner shop'))
+    const created = json(await cli('app', 'create', '--name', 'Back office', '--public-key', pemFile))
     expect(created).toStrictEqual({
       app_id: expect.stringMatching(UUID),
       name: 'Back office',
@@ -47,17 +47,19 @@ describe('cloud CLI: app create, app key add, app install (issue 10 point 1)', (
       created_at: expect.any(String),
       kid: expect.stringMatching(/^[A-Za-z0-9_-]{43}$/),
     })
-    expect(json(cli('app', 'key', 'add', '--app', created.app_id, '--public-key', jwkFile))).toStrictEqual({
+    expect(
+      json(await cli('app', 'key', 'add', '--app', created.app_id, '--public-key', jwkFile)),
+    ).toStrictEqual({
       app_id: created.app_id,
       kid: 'rotated',
       keys: [created.kid, 'rotated'],
     })
-    const again = cli('app', 'key', 'add', '--app', created.app_id, '--public-key', jwkFile)
+    const again = await cli('app', 'key', 'add', '--app', created.app_id, '--public-key', jwkFile)
     expect(again.status).toBe(1)
     expect(again.stderr).toBe(`cloud: application ${created.app_id} already has a key with kid rotated\n`)
 
     const installed = json(
-      cli(
+      await cli(
         'app',
         'install',
         '--app',
@@ -76,7 +78,7 @@ describe('cloud CLI: app create, app key add, app install (issue 10 point 1)', (
       active: true,
       created_at: expect.any(String),
     })
-    const twice = cli(
+    const twice = await cli(
       'app',
       'install',
       '--app',
@@ -89,9 +91,11 @@ describe('cloud CLI: app create, app key add, app install (issue 10 point 1)', (
     expect(twice.status).toBe(1)
     expect(twice.stderr).toContain(`installation ${installed.installation_id}`)
 
-    const partner = json(cli('app', 'create', '--name', 'POS vendor', '--public-key', pemFile, '--partner'))
+    const partner = json(
+      await cli('app', 'create', '--name', 'POS vendor', '--public-key', pemFile, '--partner'),
+    )
     expect(partner.partner).toBe(true)
-    const partnerInstall = cli(
+    const partnerInstall = await cli(
       'app',
       'install',
       '--app',
@@ -105,12 +109,12 @@ describe('cloud CLI: app create, app key add, app install (issue 10 point 1)', (
     expect(partnerInstall.stderr).toContain('is a partner application')
 
     // Wrong command lines: exit 2 with one line saying why.
-    const refusedKey = cli('app', 'create', '--name', 'X', '--public-key', privateFile)
+    const refusedKey = await cli('app', 'create', '--name', 'X', '--public-key', privateFile)
     expect(refusedKey.status).toBe(2)
     expect(refusedKey.stderr.split('\n')[0]).toBe(
       `cloud: --public-key ${privateFile}: the file holds a private key; give the public key only`,
     )
-    const unknownPermission = cli(
+    const unknownPermission = await cli(
       'app',
       'install',
       '--app',

@@ -1,18 +1,21 @@
-import { readdir, rm } from 'node:fs/promises'
-import { arch, hostname, platform } from 'node:os'
 import path from 'node:path'
 import type { Logger } from 'pino'
-import type { HubPayload, HubUpdate } from '../protocol/hub-messages.ts'
-import { PROTOCOL_VERSION } from '../protocol/hub-messages.ts'
 import { CloudClient } from './cloud/cloud-client.ts'
 import type { HubIdentity } from './cloud/identity.ts'
+import { HubEvents } from './hub-events.ts'
+import { Housekeeping } from './jobs/housekeeping.ts'
+import { JobRequests } from './jobs/job-requests.ts'
 import { PrinterWorker } from './jobs/printer-worker.ts'
 import { Spool } from './jobs/spool.ts'
+import { HealthPoller } from './printers/health-poller.ts'
 import type { AnyPrinterSpec } from './printers/ipp-printer-uri.ts'
 import type { TransportSpec } from './printers/printer-spec.ts'
 import { PrinterRegistry } from './printers/registry.ts'
 import { RenderPool } from './render/render-pool.ts'
+import type { HubSession, SessionHandlers } from './session/hub-session.ts'
 import { type AgentCommand, MqttSession, PRESENCE_CONFIRM_MS } from './session/mqtt-session.ts'
+import { OutboxPump } from './session/outbox-pump.ts'
+import { StateReport, type UpdateReport } from './session/state-report.ts'
 import type { Transport } from './transports/transport.ts'
 
 export const AGENT_VERSION = '0.1.0'
@@ -56,45 +59,53 @@ export interface AgentOptions {
   renderWorkers?: number
   /** The self-update (hub/update/hub-updater.ts): told of each connect and of `run_release`. */
   updates?: AgentUpdates
+  /** The session with the cloud; an MqttSession on `mqttUrl` by default (unit tests pass a fake). */
+  openSession?(handlers: SessionHandlers): HubSession
+  /** The cloud's agent API; a CloudClient on the identity's cloud URL by default. */
+  cloud?: HubCloud
 }
 
-export interface AgentUpdates {
-  /** Whether this hub can update itself (it runs from an installed release). */
-  readonly updatable: boolean
+export interface AgentUpdates extends UpdateReport {
   connected(): void
   runRelease(version: string): void
-  report(): HubUpdate | undefined
 }
+
+/** What the hub asks of the cloud's agent API once it runs. */
+export type HubCloud = Pick<CloudClient, 'download' | 'connection'>
 
 /** Two: one printer's slow PDF does not hold another's, and a Pi keeps its memory. */
 export const DEFAULT_RENDER_WORKERS = 2
 
 /**
- * The hub: its spool, its printers and one MQTT session, wired together. Offers go into the spool and are
- * acknowledged from there; each printer's worker prints its queue; every report to the cloud goes through
- * the spool's outbox and is deleted only when the broker acknowledged it.
+ * The hub: its spool, its printers and one session with the cloud, and the parts that connect them, each
+ * with a start and a stop. Offers and cancels go into the spool (JobRequests); each printer's worker prints
+ * its queue; every report to the cloud goes into the spool's outbox, which the OutboxPump sends whenever it
+ * gains messages and after every connect, deleting each once the broker acknowledged it; the HealthPoller
+ * and the StateReport keep the cloud's view of the printers fresh; Housekeeping forgets old jobs.
  */
 export class HubAgent {
   readonly #o: AgentOptions
   readonly #t: AgentTimings
+  readonly #events = new HubEvents()
   readonly #spool: Spool
   readonly #registry: PrinterRegistry
-  readonly #session: MqttSession
+  readonly #session: HubSession
   readonly #workers = new Map<string, PrinterWorker>()
-  readonly #cloud: CloudClient
+  readonly #cloud: HubCloud
   readonly #renderer: RenderPool
-  #poller: NodeJS.Timeout | undefined
-  #housekeeping: NodeJS.Timeout | undefined
-  #flushing: Promise<void> | undefined
-  #flushAgain = false
-  #stopped = false
+  readonly #jobs: JobRequests
+  readonly #state: StateReport
+  readonly #outbox: OutboxPump
+  readonly #poller: HealthPoller
+  readonly #housekeeping: Housekeeping
 
   constructor(options: AgentOptions) {
     this.#o = options
     this.#t = { ...DEFAULT_TIMINGS, ...options.timings }
     const { identity, logger } = options
+    const events = this.#events
     this.#spool = new Spool(path.join(options.dataDir, 'spool.sqlite'))
-    this.#cloud = new CloudClient(identity.cloud_url, identity.credential)
+    this.#cloud = options.cloud ?? new CloudClient(identity.cloud_url, identity.credential)
     this.#renderer = new RenderPool(options.renderWorkers ?? DEFAULT_RENDER_WORKERS, {
       logger: logger.child({ name: 'render' }),
     })
@@ -102,40 +113,61 @@ export class HubAgent {
       createTransport: options.createTransport,
       describe: options.describe,
       statusTimeoutMs: this.#t.statusTimeoutMs,
-      onChange: () => this.#publishState(),
+      onChange: () => events.emit('stateDue'),
       logger,
     })
-    this.#session = new MqttSession({
-      mqttUrl: options.mqttUrl,
-      agentId: identity.agent_id,
-      credential: identity.credential,
-      keepaliveSeconds: options.keepaliveSeconds,
-      logger: logger.child({ name: 'mqtt' }),
-      onConnected: () => {
-        this.#o.updates?.connected()
-        this.#publishState()
-        void this.flush()
-      },
-      onOffer: (offer) => this.#offer(offer),
+    this.#jobs = new JobRequests({
+      spool: this.#spool,
+      worker: (key) => this.#workers.get(key),
+      logger,
+    })
+    const handlers: SessionHandlers = {
+      onConnected: () => events.emit('connected'),
+      onOffer: (offer) => this.#jobs.offer(offer),
       onCommand: (command) => this.#command(command),
-      lookUpBroker: async () => (await this.#cloud.connection()).mqtt_url,
-      presenceConfirmMs: this.#t.presenceConfirmMs,
+    }
+    this.#session = options.openSession?.(handlers) ?? this.#mqttSession(handlers)
+    const session = this.#session
+    // Told first of a connect, before anything answers it.
+    events.on('connected', () => options.updates?.connected())
+    this.#state = new StateReport({
+      session,
+      registry: this.#registry,
+      events,
+      agentVersion: AGENT_VERSION,
+      updates: options.updates,
+      logger,
+    })
+    this.#outbox = new OutboxPump({ spool: this.#spool, session, events, logger })
+    this.#poller = new HealthPoller({
+      registry: this.#registry,
+      events,
+      busy: (key) => this.#workers.get(key)?.busy ?? false,
+      intervalMs: this.#t.healthIntervalMs,
+    })
+    this.#housekeeping = new Housekeeping({
+      spool: this.#spool,
+      documentsDir: this.#documentsDir,
+      intervalMs: HOUSEKEEPING_MS,
+      keepFinishedMs: KEEP_FINISHED_MS,
+      logger,
     })
   }
 
   /** Sends the state again (the update's progress changed). */
   stateChanged(): void {
-    this.#publishState()
+    this.#events.emit('stateDue')
   }
 
   start(): void {
+    const { logger } = this.#o
     if (this.#spool.version.newer)
-      this.#o.logger.info(
+      logger.info(
         { spool_version: this.#spool.version.now },
         'the spool was written by a newer release; this one reads it as it is',
       )
     for (const printJobId of this.#spool.recoverInterrupted()) {
-      this.#o.logger.warn(
+      logger.warn(
         {
           print_job_id: printJobId,
           printer_id: this.#spool.find(printJobId)?.offer.printer_id,
@@ -146,168 +178,62 @@ export class HubAgent {
         'print job failed',
       )
     }
-    for (const key of this.#registry.keys()) {
-      this.#workers.set(
-        key,
-        new PrinterWorker(key, {
-          spool: this.#spool,
-          registry: this.#registry,
-          download: (url, sha, size) =>
-            this.#cloud.download(url, sha, size, path.join(this.#o.dataDir, 'documents')),
-          logger: this.#o.logger.child({ printer: key }),
-          paperWaitTimeoutMs: this.#t.paperWaitTimeoutMs,
-          unreachableTimeoutMs: this.#t.unreachableTimeoutMs,
-          recheckMs: this.#t.recheckMs,
-          statusTimeoutMs: this.#t.statusTimeoutMs,
-          renderer: this.#renderer,
-          renderDeadlineMs: this.#t.renderDeadlineMs,
-          flush: () => this.flush(),
-        }),
-      )
-    }
+    for (const key of this.#registry.keys()) this.#workers.set(key, this.#worker(key))
+    this.#state.start()
+    this.#outbox.start()
     this.#session.start()
     for (const key of this.#spool.printerKeysWithWork()) this.#workers.get(key)?.wake()
-    this.#pollHealth()
-    void this.#tidy()
-    this.#housekeeping = setInterval(() => void this.#tidy(), HOUSEKEEPING_MS)
-    this.#housekeeping.unref()
-  }
-
-  /** Forgets jobs finished a week ago and deletes downloaded documents no unfinished job needs. */
-  async #tidy(): Promise<void> {
-    try {
-      this.#spool.prune(new Date(Date.now() - KEEP_FINISHED_MS))
-      const dir = path.join(this.#o.dataDir, 'documents')
-      const inUse = this.#spool.documentsInUse()
-      const files = await readdir(dir).catch(() => [] as string[])
-      for (const file of files) {
-        if (!inUse.has(file) && !file.endsWith('.part')) await rm(path.join(dir, file), { force: true })
-      }
-    } catch (error) {
-      if (!this.#stopped) this.#o.logger.warn({ err: error }, 'housekeeping failed')
-    }
+    this.#poller.start()
+    this.#housekeeping.start()
   }
 
   async stop(): Promise<void> {
-    this.#stopped = true
-    clearTimeout(this.#poller)
-    clearInterval(this.#housekeeping)
+    this.#poller.stop()
+    this.#housekeeping.stop()
     await Promise.all([...this.#workers.values()].map((w) => w.stop()))
     await this.#renderer.stop()
-    await this.flush()
+    this.#state.stop()
+    await this.#outbox.stop()
     await this.#session.stop()
     this.#spool.close()
   }
 
-  /** Sends every outbox message, in order, each deleted once the broker acknowledged it. */
-  flush(): Promise<void> {
-    if (this.#flushing !== undefined) {
-      this.#flushAgain = true
-      return this.#flushing
-    }
-    this.#flushing = (async () => {
-      do {
-        this.#flushAgain = false
-        for (const message of this.#spool.outbox()) {
-          if (!this.#session.connected) return
-          try {
-            await this.#session.publish(message.topic, message.payload)
-          } catch {
-            return // sent again after the next connect
-          }
-          this.#spool.delivered(message.seq)
-        }
-      } while (this.#flushAgain || this.#spool.outbox(1).length > 0)
-    })()
-      .catch((error: unknown) => {
-        // Whatever is left stays in the outbox and goes with the next flush.
-        if (!this.#stopped) this.#o.logger.warn({ err: error }, 'outbox flush failed')
-      })
-      .finally(() => {
-        this.#flushing = undefined
-      })
-    return this.#flushing
+  get #documentsDir(): string {
+    return path.join(this.#o.dataDir, 'documents')
   }
 
-  #offer(offer: HubPayload<'job-offer'>): void {
-    const job = { print_job_id: offer.print_job_id, printer_id: offer.printer_id }
-    if (this.#spool.accept(offer) && this.#spool.find(offer.print_job_id)?.state === 'queued')
-      this.#o.logger.info({ ...job, status: 'reserved' }, 'print job reserved')
-    const worker = this.#workers.get(offer.printer_key)
-    if (!worker) {
-      const failed = this.#spool.fail(
-        offer.print_job_id,
-        'queued',
-        'printer_unreachable',
-        'the printer is not attached to this hub',
-      )
-      if (failed)
-        this.#o.logger.warn(
-          {
-            ...job,
-            status: 'failed',
-            failure_reason: 'printer_unreachable',
-            detail: `this hub has no printer ${offer.printer_key}`,
-          },
-          'print job failed',
-        )
-    }
-    void this.flush()
-    worker?.wake()
+  #mqttSession(handlers: SessionHandlers): MqttSession {
+    const { identity, logger } = this.#o
+    return new MqttSession({
+      ...handlers,
+      mqttUrl: this.#o.mqttUrl,
+      agentId: identity.agent_id,
+      credential: identity.credential,
+      keepaliveSeconds: this.#o.keepaliveSeconds,
+      logger: logger.child({ name: 'mqtt' }),
+      lookUpBroker: async () => (await this.#cloud.connection()).mqtt_url,
+      presenceConfirmMs: this.#t.presenceConfirmMs,
+    })
+  }
+
+  #worker(key: string): PrinterWorker {
+    return new PrinterWorker(key, {
+      spool: this.#spool,
+      registry: this.#registry,
+      download: (url, sha, size) => this.#cloud.download(url, sha, size, this.#documentsDir),
+      logger: this.#o.logger.child({ printer: key }),
+      paperWaitTimeoutMs: this.#t.paperWaitTimeoutMs,
+      unreachableTimeoutMs: this.#t.unreachableTimeoutMs,
+      recheckMs: this.#t.recheckMs,
+      statusTimeoutMs: this.#t.statusTimeoutMs,
+      renderer: this.#renderer,
+      renderDeadlineMs: this.#t.renderDeadlineMs,
+    })
   }
 
   #command(command: AgentCommand): void {
-    if (command.command === 'refresh_state') {
-      this.#publishState()
-      return
-    }
-    if (command.command === 'run_release') {
-      this.#o.updates?.runRelease(command.version)
-      return
-    }
-    // Dropping and starting to print are each one transaction of the spool: whichever comes first wins,
-    // and the answer tells the cloud which (docs/job-lifecycle.md).
-    const job = this.#spool.find(command.print_job_id)
-    const reason = command.reason ?? 'cancelled'
-    const state = this.#spool.drop(command.print_job_id, reason)
-    const dropped = job === undefined || job.state === 'queued'
-    const line = { print_job_id: command.print_job_id, printer_id: job?.offer.printer_id }
-    if (!dropped) this.#o.logger.info({ ...line, status: state }, 'print job not dropped: it had started')
-    else if (reason === 'expired')
-      this.#o.logger.info({ ...line, status: 'failed', failure_reason: 'expired' }, 'print job expired')
-    else this.#o.logger.info({ ...line, status: 'cancelled' }, 'print job cancelled')
-    void this.flush()
-    if (job) this.#workers.get(job.printer_key)?.wake()
-  }
-
-  #publishState(): void {
-    if (!this.#session.connected) return
-    const update = this.#o.updates?.report()
-    this.#session
-      .publish('state', {
-        v: PROTOCOL_VERSION,
-        agent_version: AGENT_VERSION,
-        host: { hostname: hostname(), platform: platform(), arch: arch() },
-        printers: this.#registry.report(),
-        ...(update && { update }),
-        ...(this.#o.updates?.updatable && { updatable: true }),
-      })
-      .catch((error: unknown) => this.#o.logger.debug({ err: error }, 'state not sent'))
-  }
-
-  /**
-   * Idle printers are asked for their health now and then; busy ones report it before each job. Each round
-   * ends with a state report even when nothing changed, so the cloud's `last_seen_at` and each printer's
-   * `health.checked_at` stay fresh and a live hub can be told from a dead one.
-   */
-  #pollHealth(): void {
-    const poll = async () => {
-      for (const key of this.#registry.keys()) {
-        if (!this.#stopped && !this.#workers.get(key)?.busy) await this.#registry.refresh(key).catch(() => {})
-      }
-      this.#publishState()
-      if (!this.#stopped) this.#poller = setTimeout(poll, this.#t.healthIntervalMs)
-    }
-    this.#poller = setTimeout(poll, 0)
+    if (command.command === 'refresh_state') this.#events.emit('stateDue')
+    else if (command.command === 'run_release') this.#o.updates?.runRelease(command.version)
+    else this.#jobs.cancel(command)
   }
 }

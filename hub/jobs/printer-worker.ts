@@ -35,8 +35,6 @@ export interface WorkerOptions {
   renderer: Renderer
   /** Ghostscript's time for one document (docs/pdf-printing.md). */
   renderDeadlineMs: number
-  /** Something was written to the outbox: send it. */
-  flush(): void
 }
 
 /** A look at the printer: its health, and what printing needs of it when it can print. */
@@ -132,7 +130,6 @@ export class PrinterWorker {
           },
           'print job failed',
         )
-        this.#o.flush()
       }
     }
   }
@@ -143,7 +140,6 @@ export class PrinterWorker {
       { ...this.#jobKeys(job), status: 'failed', failure_reason: reason, detail },
       reason === 'expired' ? 'print job expired' : 'print job failed',
     )
-    this.#o.flush()
   }
 
   /** What every line about a job carries (the worker's logger adds its printer's key). */
@@ -188,7 +184,6 @@ export class PrinterWorker {
   /** Records `printing` (false when the job is no longer queued: cancelled in the meantime). */
   #start(job: SpooledJob): boolean {
     if (!this.#o.spool.startPrinting(job.print_job_id)) return false
-    this.#o.flush()
     this.#o.logger.info({ ...this.#jobKeys(job), status: 'printing' }, 'print job printing')
     return true
   }
@@ -196,7 +191,6 @@ export class PrinterWorker {
   #finish(job: SpooledJob): void {
     if (this.#o.spool.finish(job.print_job_id)) {
       this.#o.logger.info({ ...this.#jobKeys(job), status: 'printed' }, 'print job printed')
-      this.#o.flush()
     }
   }
 
@@ -207,7 +201,6 @@ export class PrinterWorker {
         { ...this.#jobKeys(job), status: 'failed', failure_reason: reason, detail, err: error },
         'print job failed',
       )
-      this.#o.flush()
     }
   }
 
@@ -344,7 +337,7 @@ export class PrinterWorker {
     const waitFor = (reason: WaitingReason) => {
       if (reason === told) return
       told = reason
-      if (this.#o.spool.waiting(job.print_job_id, reason)) this.#o.flush()
+      this.#o.spool.waiting(job.print_job_id, reason)
     }
     for (;;) {
       const { health, ready, release } = await probe()

@@ -52,6 +52,9 @@ const toJob = (row: JobRow): SpooledJob => ({
 export class Spool {
   readonly #db: Database.Database
   readonly #s
+  readonly #outboxListeners = new Set<() => void>()
+  /** A message went into the outbox in the write under way; its listeners are told once it is committed. */
+  #outboxGained = false
   /** The schema version found and reached when the spool was opened (spool-migrations.ts). */
   readonly version: SpoolVersion
 
@@ -106,38 +109,32 @@ export class Spool {
    * recorded as dropped and reported so. Returns whether the job was new.
    */
   readonly accept = (offer: JobOffer, now = new Date()): boolean =>
-    this.#db
-      .transaction(() => {
-        const at = now.toISOString()
-        let known = this.#s.find.get(offer.print_job_id)
-        const isNew = !known
-        if (!known) {
-          const dropped = this.#s.droppedFind.get(offer.print_job_id)
-          const state: SpoolState = !dropped
-            ? 'queued'
-            : dropped.reason === 'expired'
-              ? 'failed'
-              : 'cancelled'
-          const reason = dropped?.reason === 'expired' ? 'expired' : null
-          this.#s.insert.run(
-            offer.print_job_id,
-            offer.printer_key,
-            JSON.stringify(offer),
-            state,
-            offer.created_at,
-            at,
-            reason,
-          )
-          known = this.#s.find.get(offer.print_job_id)!
-        }
-        if (known.state === 'queued' || known.state === 'printing') {
-          this.#push('job-ack', { v: PROTOCOL_VERSION, print_job_id: offer.print_job_id, at })
-        } else {
-          this.#pushFinal(known, at)
-        }
-        return isNew
-      })
-      .immediate()
+    this.#write(() => {
+      const at = now.toISOString()
+      let known = this.#s.find.get(offer.print_job_id)
+      const isNew = !known
+      if (!known) {
+        const dropped = this.#s.droppedFind.get(offer.print_job_id)
+        const state: SpoolState = !dropped ? 'queued' : dropped.reason === 'expired' ? 'failed' : 'cancelled'
+        const reason = dropped?.reason === 'expired' ? 'expired' : null
+        this.#s.insert.run(
+          offer.print_job_id,
+          offer.printer_key,
+          JSON.stringify(offer),
+          state,
+          offer.created_at,
+          at,
+          reason,
+        )
+        known = this.#s.find.get(offer.print_job_id)!
+      }
+      if (known.state === 'queued' || known.state === 'printing') {
+        this.#push('job-ack', { v: PROTOCOL_VERSION, print_job_id: offer.print_job_id, at })
+      } else {
+        this.#pushFinal(known, at)
+      }
+      return isNew
+    })
 
   /**
    * The cloud asks to drop a job (protocol: `cancel_job`). A queued job is dropped: its bytes never reach the
@@ -147,35 +144,33 @@ export class Spool {
    * Returns the state the job is in afterwards.
    */
   readonly drop = (printJobId: string, reason: DropReason, now = new Date()): SpoolState | 'unknown' =>
-    this.#db
-      .transaction((): SpoolState | 'unknown' => {
-        const at = now.toISOString()
-        const known = this.#s.find.get(printJobId)
-        if (!known) {
-          this.#s.droppedInsert.run(printJobId, reason, at)
-          this.#push('job-status', {
-            v: PROTOCOL_VERSION,
-            print_job_id: printJobId,
-            at,
-            ...dropReport(reason),
-          })
-          return 'unknown'
-        }
-        if (known.state === 'queued') {
-          const report = dropReport(reason)
-          const reasonColumn = report.status === 'failed' ? report.failure_reason : null
-          this.#s.move.run({ id: printJobId, from: 'queued', to: report.status, at, reason: reasonColumn })
-          this.#push('job-status', { v: PROTOCOL_VERSION, print_job_id: printJobId, at, ...report })
-          return report.status
-        }
-        if (known.state === 'printing') {
-          this.#push('job-status', { v: PROTOCOL_VERSION, print_job_id: printJobId, status: 'printing', at })
-        } else {
-          this.#pushFinal(known, at)
-        }
-        return known.state
-      })
-      .immediate()
+    this.#write((): SpoolState | 'unknown' => {
+      const at = now.toISOString()
+      const known = this.#s.find.get(printJobId)
+      if (!known) {
+        this.#s.droppedInsert.run(printJobId, reason, at)
+        this.#push('job-status', {
+          v: PROTOCOL_VERSION,
+          print_job_id: printJobId,
+          at,
+          ...dropReport(reason),
+        })
+        return 'unknown'
+      }
+      if (known.state === 'queued') {
+        const report = dropReport(reason)
+        const reasonColumn = report.status === 'failed' ? report.failure_reason : null
+        this.#s.move.run({ id: printJobId, from: 'queued', to: report.status, at, reason: reasonColumn })
+        this.#push('job-status', { v: PROTOCOL_VERSION, print_job_id: printJobId, at, ...report })
+        return report.status
+      }
+      if (known.state === 'printing') {
+        this.#push('job-status', { v: PROTOCOL_VERSION, print_job_id: printJobId, status: 'printing', at })
+      } else {
+        this.#pushFinal(known, at)
+      }
+      return known.state
+    })
 
   find(printJobId: string): SpooledJob | undefined {
     const row = this.#s.find.get(printJobId)
@@ -215,18 +210,16 @@ export class Spool {
 
   /** Why a queued job is not printing yet, for the cloud (sent in order with its other reports). */
   waiting(printJobId: string, reason: WaitingReason, now = new Date()): boolean {
-    return this.#db
-      .transaction(() => {
-        if (this.#s.find.get(printJobId)?.state !== 'queued') return false
-        this.#push('job-waiting', {
-          v: PROTOCOL_VERSION,
-          print_job_id: printJobId,
-          reason,
-          at: now.toISOString(),
-        })
-        return true
+    return this.#write(() => {
+      if (this.#s.find.get(printJobId)?.state !== 'queued') return false
+      this.#push('job-waiting', {
+        v: PROTOCOL_VERSION,
+        print_job_id: printJobId,
+        reason,
+        at: now.toISOString(),
       })
-      .immediate()
+      return true
+    })
   }
 
   /** At start-up: a job left `printing` by a crash may have reached paper; fail it, never reprint it. */
@@ -235,6 +228,15 @@ export class Spool {
     for (const id of interrupted)
       this.fail(id, 'printing', 'interrupted', 'the hub stopped while printing', now)
     return interrupted
+  }
+
+  /**
+   * Calls `listener` after each committed write that added messages to the outbox (the outbox pump sends
+   * them). Returns the function that stops the calls.
+   */
+  onOutbox(listener: () => void): () => void {
+    this.#outboxListeners.add(listener)
+    return () => this.#outboxListeners.delete(listener)
   }
 
   outbox(limit = 100): OutboxMessage[] {
@@ -278,6 +280,7 @@ export class Spool {
 
   #push<T extends OutboxTopic>(topic: T, payload: HubPayload<T>): void {
     this.#s.enqueue.run(topic, JSON.stringify(payload))
+    this.#outboxGained = true
   }
 
   #move(
@@ -287,14 +290,32 @@ export class Spool {
     now: Date,
     report: Omit<HubPayload<'job-status'>, 'v' | 'print_job_id' | 'at'>,
   ): boolean {
-    return this.#db
-      .transaction(() => {
-        const at = now.toISOString()
-        const reason = report.status === 'failed' ? (report.failure_reason ?? null) : null
-        if (this.#s.move.run({ id, from, to, at, reason }).changes !== 1) return false
-        this.#push('job-status', { v: PROTOCOL_VERSION, print_job_id: id, at, ...report })
-        return true
-      })
-      .immediate()
+    return this.#write(() => {
+      const at = now.toISOString()
+      const reason = report.status === 'failed' ? (report.failure_reason ?? null) : null
+      if (this.#s.move.run({ id, from, to, at, reason }).changes !== 1) return false
+      this.#push('job-status', { v: PROTOCOL_VERSION, print_job_id: id, at, ...report })
+      return true
+    })
+  }
+
+  /**
+   * One write transaction (BEGIN IMMEDIATE: one writer at a time). Once it is committed, and only then, the
+   * outbox's listeners hear of the messages it added: a rolled-back message is never sent.
+   */
+  #write<T>(work: () => T): T {
+    this.#outboxGained = false
+    let result: T
+    try {
+      result = this.#db.transaction(work).immediate()
+    } catch (error) {
+      this.#outboxGained = false
+      throw error
+    }
+    if (this.#outboxGained) {
+      this.#outboxGained = false
+      for (const listener of this.#outboxListeners) listener()
+    }
+    return result
   }
 }

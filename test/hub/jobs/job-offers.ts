@@ -21,3 +21,18 @@ export const offer = (n: number, printerKey = SPOOL_PRINTER): JobOffer => ({
   created_at: new Date(Date.UTC(2026, 10, 22, 0, 0, n)).toISOString(),
   expires_at: new Date(Date.UTC(2026, 10, 23)).toISOString(),
 })
+
+/** The ESC/POS bytes of job `n`'s document: initialize (ESC @), a line naming the job, a full cut (GS V 0). */
+export const documentOf = (n: number): Buffer =>
+  Buffer.concat([Buffer.from([0x1b, 0x40]), Buffer.from(`job ${n}\n`), Buffer.from([0x1d, 0x56, 0x00])])
+
+/** Offer `n` as a printer sees it live: a document of its own (documentOf) and a deadline far ahead. */
+export const liveOffer = (n: number, printerKey = SPOOL_PRINTER): JobOffer => {
+  const base = offer(n, printerKey)
+  const bytes = documentOf(n)
+  return {
+    ...base,
+    document: { ...base.document, sha256: String(n).padStart(64, '0'), size_bytes: bytes.length },
+    expires_at: '2999-01-01T00:00:00.000Z',
+  }
+}

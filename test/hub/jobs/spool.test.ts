@@ -123,4 +123,26 @@ describe('the hub spool (real SQLite file)', () => {
     spool = new Spool(file)
     expect(spool.outbox().map((m) => m.payload.print_job_id)).toEqual([offer(2).print_job_id])
   })
+
+  it('tells its outbox listeners after each committed write that queued a report, and only then', () => {
+    const seen: number[] = []
+    const reader = new Spool(file)
+    // What another connection sees when the listener runs: only what was committed.
+    const stop = spool.onOutbox(() => seen.push(reader.outbox().length))
+    try {
+      const id = offer(1).print_job_id
+      spool.accept(offer(1))
+      expect(spool.finish(id)).toBe(false) // not printing: no report, no call
+      expect(spool.waiting(offer(9).print_job_id, 'paper_out')).toBe(false)
+      spool.startPrinting(id)
+      spool.drop(id, 'cancelled') // answered with `printing`
+      expect(seen).toEqual([1, 2, 3])
+      stop()
+      spool.finish(id)
+      expect(seen).toEqual([1, 2, 3])
+      expect(spool.outbox()).toHaveLength(4)
+    } finally {
+      reader.close()
+    }
+  })
 })

@@ -5,13 +5,19 @@ import type { Logger } from 'pino'
 import { buildApp } from './app.ts'
 import { type EmbeddedBroker, startBroker } from './broker/broker.ts'
 import { externalBrokerSettings } from './broker/external-broker.ts'
-import { takeRevokedHubOffline, watchRevokedHubs } from './broker/revoked-hubs.ts'
+import { HandlerRetry } from './broker/handler-retry.ts'
+import { watchRevokedHubs } from './broker/revoked-hubs.ts'
 import { refuseBusyPorts } from './busy-ports.ts'
 import type { CloudConfig } from './config.ts'
 import { Dispatcher } from './dispatch/dispatcher.ts'
 import { SilentJobs } from './dispatch/silent-jobs.ts'
 import { Housekeeping } from './housekeeping/housekeeping.ts'
 import { createLogger } from './logging.ts'
+import { AnnounceAfterReconnect } from './presence/announce-after-reconnect.ts'
+import { endEmbeddedSessions } from './presence/embedded-sessions.ts'
+import { HubPresence } from './presence/hub-presence.ts'
+import { HubStateReports } from './presence/hub-state.ts'
+import { takeRevokedHubOffline } from './presence/revoked-hub.ts'
 import { reachableAddresses } from './reachable-addresses.ts'
 import { ReleaseCatalog } from './releases/release-catalog.ts'
 import { ReleaseRollout } from './releases/release-rollout.ts'
@@ -66,9 +72,7 @@ export async function startCloud(
     for (const cleanup of cleanups.splice(0).reverse()) await cleanup()
   }
   try {
-    // Sessions do not survive a restart of the embedded broker: every hub reconnects and says so. An
-    // external broker keeps them, and the presence every node records (MQTT_URL).
-    if (!config.mqttUrl) await storage.agents.markAllOffline()
+    if (!config.mqttUrl) await endEmbeddedSessions(storage)
     // The embedded broker's own hub lookups; an external broker (MQTT_URL) authenticates hubs itself.
     const hubLookups = config.mqttUrl ? undefined : openBrokerLookups(storageSettings)
     if (hubLookups) cleanups.push(() => hubLookups.close())
@@ -76,7 +80,7 @@ export async function startCloud(
       config.mqttTlsCertFile && config.mqttTlsKeyFile
         ? { cert: readFileSync(config.mqttTlsCertFile), key: readFileSync(config.mqttTlsKeyFile) }
         : undefined
-    let hubMessagesHandled = async () => {} // the dispatcher's, once it exists
+    let announcer: AnnounceAfterReconnect | undefined // once the bus exists
     const broker = await startBroker({
       host: config.host,
       port: config.mqttPort,
@@ -86,12 +90,7 @@ export async function startCloud(
       ...externalBrokerSettings(config, {
         revokedSince: (since) => storage.agents.revokedSince(since),
         hubRevoked: (agentId) => takeRevokedHubOffline(storage, agentId),
-        // Once this node has handled the hub messages it already received: in a reconnect storm they wait in
-        // its queue, and a hub asked before its presence is recorded would send it all again.
-        hubIds: async (notSeenSince) => {
-          await hubMessagesHandled()
-          return storage.agents.unrevokedIds(notSeenSince.toISOString())
-        },
+        resubscribed: (subscribedAt) => announcer?.resubscribed(subscribedAt),
       }),
       limits: {
         connectTimeoutMs: config.mqttConnectTimeoutMs,
@@ -118,6 +117,8 @@ export async function startCloud(
       catalog: new ReleaseCatalog(path.join(config.dataDir, 'releases'), storage.servedCatalogs),
       logger: logger.child({ name: 'releases' }),
     })
+    // Every hub message, of its presence, its state or its jobs, is handled through one queue.
+    const hubMessages = new HandlerRetry(logger.child({ name: 'dispatch' }))
     const dispatcher = new Dispatcher({
       storage,
       bus: broker.bus,
@@ -125,19 +126,44 @@ export async function startCloud(
       publicUrl: config.publicUrl,
       pendingExpirySeconds: config.pendingJobExpirySeconds,
       cancelConfirmTimeoutMs: config.cancelConfirmTimeoutMs,
+      handlers: hubMessages,
+    })
+    const presence = new HubPresence({
+      storage,
+      bus: broker.bus,
+      logger: logger.child({ name: 'presence' }),
+      handlers: hubMessages,
       willRecheckMs: config.willRecheckMs,
+      hubOnline: (agentId) => dispatcher.hubOnline(agentId),
+    })
+    const hubStates = new HubStateReports({
+      storage,
+      bus: broker.bus,
+      handlers: hubMessages,
       onState: (agentId, state, stored) => rollout.stateReported(agentId, state, stored),
     })
-    hubMessagesHandled = () => dispatcher.handled()
+    if (config.mqttUrl)
+      announcer = new AnnounceAfterReconnect({
+        hubPresence: storage.hubPresence,
+        bus: broker.bus,
+        logger: logger.child({ name: 'presence' }),
+        handled: () => hubMessages.settled(),
+      })
+    await presence.start()
+    await hubStates.start()
     await dispatcher.start()
-    cleanups.push(() => dispatcher.stop())
+    cleanups.push(async () => {
+      announcer?.stop()
+      await Promise.all([presence.stop(), dispatcher.stop()])
+    })
     // Stopping, a node first leaves the hubs' shared subscriptions (MQTT_URL), so that the other nodes take
     // the hubs' messages from then on, and handles every message that had already come, those waiting for a
-    // turn included (dispatcher.stop ends the running ones and starts no other).
+    // turn included (stopping the dispatcher and the presence ends the running ones and starts no other).
     cleanups.push(async () => {
       if (!broker.leave) return
+      announcer?.stop()
       await broker.leave()
-      await dispatcher.handled()
+      await hubMessages.settled()
     })
     const silentJobs = new SilentJobs({
       storage,

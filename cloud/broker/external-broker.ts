@@ -4,17 +4,17 @@ import type { Socket } from 'node:net'
 import { hostname } from 'node:os'
 import mqtt, { type MqttClient } from 'mqtt'
 import type { Logger } from 'pino'
+import { decodeHubMessage } from '../../protocol/hub-message-decoder.ts'
 import {
   HUB_TOPICS,
   type HubTopic,
   hubTopic,
-  PROTOCOL_VERSION,
   parseHubTopic,
   TOPIC_PREFIX,
 } from '../../protocol/hub-messages.ts'
 import { type CloudConfig, ConfigError } from '../config.ts'
 import { CONTROL_RESPONSE_TOPIC, DynsecControl } from './dynsec.ts'
-import { decodeHubMessage, type HubBus } from './hub-bus.ts'
+import type { HubBus } from './hub-bus.ts'
 import { SHARE_GROUP } from './mosquitto-config.ts'
 
 /**
@@ -46,12 +46,10 @@ export interface ExternalBrokerOptions {
    */
   hubRevoked?(agentId: string): Promise<void>
   /**
-   * The hubs that are not revoked and that are offline or that the cloud has not heard from since
-   * `notSeenSince` (storage.agents.unrevokedIds): a while after a reconnect each is asked to announce itself,
-   * since the presence hubs published while this node was away may have reached no one (and the last wills of
-   * their old connections, handled meanwhile, took them offline).
+   * Subscribed again after a reconnect (not after the first connection): what hubs published while this node
+   * was away may have reached no one (cloud/presence/announce-after-reconnect.ts).
    */
-  hubIds?(notSeenSince: Date): Promise<string[]>
+  resubscribed?(subscribedAt: Date): void
 }
 
 export interface ExternalBroker {
@@ -73,7 +71,8 @@ const RECONNECT_MIN_MS = 500
 /**
  * A node is one of a few clients of its broker, not one of a fleet: it tries again at least every 2 s. What
  * hubs publish after a broker restart and before any node has subscribed again reaches no one (their
- * presence above all, see below), and a 30 s ceiling measured nodes coming back up to 8.7 s after the broker.
+ * presence above all: cloud/presence/announce-after-reconnect.ts), and a 30 s ceiling measured nodes coming
+ * back up to 8.7 s after the broker.
  */
 const RECONNECT_MAX_MS = 2_000
 const LOOK_BACK_MS = 60_000
@@ -106,7 +105,7 @@ const REVOCATION_CHECK_MS = 1000
  */
 export function externalBrokerSettings(
   config: CloudConfig,
-  revocations: Pick<ExternalBrokerOptions, 'revokedSince' | 'hubRevoked' | 'hubIds'>,
+  revocations: Pick<ExternalBrokerOptions, 'revokedSince' | 'hubRevoked' | 'resubscribed'>,
 ): { external?: Omit<ExternalBrokerOptions, 'logger'> } {
   if (!config.mqttUrl) return {}
   if (!config.mqttAdminPasswordFile)
@@ -172,30 +171,8 @@ export async function connectExternalBroker(options: ExternalBrokerOptions): Pro
       throw new Error(`the broker refused ${refused.map((grant) => grant.topic).join(', ')}`)
   }
 
-  // After a Mosquitto restart (or while this node was the only one, and away) what hubs publish before a node
-  // has subscribed again reaches no one (their presence above all; job reports are asked again by
-  // silent-jobs.ts). After every reconnect, each
-  // hub is asked to announce itself (protocol: `announce`); a first connection trusts the database.
+  /** Whether this is a reconnect: what hubs published meanwhile may have reached no one (`resubscribed`). */
   let connectedBefore = false
-  let announceTimer: NodeJS.Timeout | undefined
-  const askHubsToAnnounce = async (subscribedAt: Date) => {
-    const ids = (await options.hubIds?.(subscribedAt)) ?? []
-    let asked = 0
-    for (const agentId of ids) {
-      if (!client.connected) break
-      await client
-        .publishAsync(
-          hubTopic(agentId, 'command'),
-          JSON.stringify({ v: PROTOCOL_VERSION, command: 'announce' }),
-          {
-            qos: 1,
-          },
-        )
-        .then(() => asked++)
-        .catch(() => {})
-    }
-    logger.info({ hubs: asked }, 'hubs asked to announce themselves after a reconnect')
-  }
 
   client.on('connect', () => {
     failures = 0
@@ -207,18 +184,7 @@ export async function connectExternalBroker(options: ExternalBrokerOptions): Pro
         subscribed = true
         announceSubscribed()
         logger.info({ mqtt_url: options.url, client_id: options.clientId }, 'connected to the MQTT broker')
-        if (connectedBefore) {
-          // Not at once: after a broker restart most hubs come back by themselves, and a hub the cloud has heard
-          // from since this node subscribed again needs no asking (with thousands of hubs, asking them all
-          // doubled the messages of the reconnect storm).
-          const subscribedAt = new Date()
-          clearTimeout(announceTimer)
-          announceTimer = setTimeout(() => {
-            askHubsToAnnounce(subscribedAt).catch((error: unknown) =>
-              logger.error({ err: error }, 'asking hubs to announce themselves failed'),
-            )
-          }, ANNOUNCE_DELAY_MS)
-        }
+        if (connectedBefore) options.resubscribed?.(new Date())
         connectedBefore = true
       },
       (error: unknown) => logger.error({ err: error }, 'subscribing on the MQTT broker failed'),
@@ -328,7 +294,6 @@ export async function connectExternalBroker(options: ExternalBrokerOptions): Pro
     async leave() {
       if (leaving) return
       leaving = true
-      clearTimeout(announceTimer)
       if (!client.connected || handlers.size === 0) return
       try {
         // After the UNSUBACK the broker routes nothing more here (MQTT 5 §3.10.4); what it had already sent or
@@ -347,15 +312,12 @@ export async function connectExternalBroker(options: ExternalBrokerOptions): Pro
     async close() {
       closing = true
       clearInterval(timer)
-      clearTimeout(announceTimer)
       await client.endAsync()
     },
   }
 }
 
 const FIRST_CONNECTION_MS = 15_000
-/** How long after subscribing again a node waits before asking the hubs it has not heard from to announce. */
-const ANNOUNCE_DELAY_MS = 5_000
 
 /** The first connection, so that a wrong MQTT_URL or credential stops the start with one line. */
 function firstConnection(client: MqttClient, url: string, subscribed: Promise<void>): Promise<void> {

@@ -1,12 +1,10 @@
 import type { Aedes } from 'aedes'
 import type { Logger } from 'pino'
-import { Compile } from 'typebox/compile'
+import { decodeHubMessage } from '../../protocol/hub-message-decoder.ts'
 import {
-  HUB_TOPICS,
   type HubPayload,
   type HubTopic,
   hubTopic,
-  PROTOCOL_VERSION,
   parseHubTopic,
   TOPIC_PREFIX,
 } from '../../protocol/hub-messages.ts'
@@ -23,32 +21,6 @@ export interface HubBus {
     topic: T,
     handler: (agentId: string, payload: HubPayload<T>) => void | Promise<void>,
   ): Promise<void>
-}
-
-const validators = Object.fromEntries(
-  (Object.keys(HUB_TOPICS) as HubTopic[]).map((topic) => [topic, Compile(HUB_TOPICS[topic].schema)]),
-) as { [T in HubTopic]: ReturnType<typeof Compile<(typeof HUB_TOPICS)[T]['schema']>> }
-
-/** Parses and validates a payload for `topic`; null (with the reason) when it does not conform. */
-export function decodeHubMessage<T extends HubTopic>(
-  topic: T,
-  payload: Buffer | string,
-): { ok: true; value: HubPayload<T> } | { ok: false; reason: string } {
-  let value: unknown
-  try {
-    value = JSON.parse(payload.toString())
-  } catch {
-    return { ok: false, reason: 'not JSON' }
-  }
-  const version = (value as { v?: unknown } | null)?.v
-  if (version !== PROTOCOL_VERSION)
-    return { ok: false, reason: `unknown protocol version ${String(version)}` }
-  const validator = validators[topic]
-  if (!validator.Check(value)) {
-    const first = validator.Errors(value)[0]
-    return { ok: false, reason: `${first?.instancePath ?? ''} ${first?.message ?? 'invalid'}`.trim() }
-  }
-  return { ok: true, value: value as HubPayload<T> }
 }
 
 export function createEmbeddedHubBus(broker: Aedes, logger: Logger): HubBus {

@@ -1,5 +1,4 @@
 import type { Logger } from 'pino'
-import type { Storage } from '../storage/storage.ts'
 
 export interface RevokedHubWatchOptions {
   /** Hubs revoked at or after an ISO time (storage.agents.revokedSince). */
@@ -35,18 +34,4 @@ export function watchRevokedHubs(options: RevokedHubWatchOptions): { stop(): voi
   }, intervalMs)
   timer.unref()
   return { stop: () => clearInterval(timer) }
-}
-
-/**
- * Ends a revoked hub's presence, with its printers', unless it already ended; safe to run on every node. For
- * an external broker, which publishes no last will for the client it deletes.
- */
-export async function takeRevokedHubOffline(
-  storage: Pick<Storage, 'agents' | 'printers'>,
-  agentId: string,
-): Promise<void> {
-  if (!(await storage.agents.findById(agentId))?.online) return
-  const at = new Date().toISOString()
-  await storage.agents.markOffline(agentId, null, at)
-  await storage.printers.hubWentOffline(agentId, at)
 }

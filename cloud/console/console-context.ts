@@ -1,7 +1,7 @@
 import type { CloudConfig } from '../config.ts'
 import type { DocumentIntake } from '../documents/intake.ts'
+import type { JobEvents } from '../print-jobs/job-events.ts'
 import type { PrintJobSubmitter } from '../print-jobs/submit.ts'
-import type { JobEvents } from '../routes/print-jobs.ts'
 import type { Storage } from '../storage/storage.ts'
 
 /** A person's role in an account (docs/console.md): an owner also manages users and API clients. */

@@ -1,12 +1,11 @@
 import type { Logger } from 'pino'
 import type { HubPayload } from '../../protocol/hub-messages.ts'
 import { PROTOCOL_VERSION } from '../../protocol/hub-messages.ts'
+import { HandlerRetry } from '../broker/handler-retry.ts'
 import type { HubBus } from '../broker/hub-bus.ts'
 import { type CancelReason, JobLifecycle, type JobLog } from '../print-jobs/lifecycle.ts'
 import type { DispatchableJob } from '../storage/print-jobs.ts'
-import type { HubReleaseRecord } from '../storage/release-pins.ts'
 import type { Storage } from '../storage/storage.ts'
-import { HandlerRetry } from './handler-retry.ts'
 import { jobOffer } from './job-offer.ts'
 import { SettleWaiters } from './settle-waiters.ts'
 
@@ -22,33 +21,29 @@ export interface DispatcherOptions {
   /** How long a cancel waits for the hub to confirm that it dropped the job. */
   cancelConfirmTimeoutMs: number
   /**
-   * How long after a last will took a hub offline the hub is asked who is here (`announce`) if it is still
-   * offline then (default WILL_RECHECK_MS; the cloud passes its WILL_RECHECK_MS setting); tests shorten it.
+   * The queue every hub message is handled through, shared with the presence room (cloud/presence/), so that
+   * one bound holds for all of them and they are taken in arrival order; one of its own by default.
    */
-  willRecheckMs?: number
-  /** First delay before a failed hub message is handled again (doubling up to a minute); tests shorten it. */
+  handlers?: HandlerRetry
+  /**
+   * First delay before a failed hub message is handled again (doubling up to a minute), with a queue of its
+   * own; tests shorten it.
+   */
   retryBaseMs?: number
-  /** Told of each hub state report after it is applied, with the hub as stored (cloud/releases/release-rollout.ts). */
-  onState?(agentId: string, state: HubPayload<'state'>, stored: HubReleaseRecord): Promise<void>
 }
 
 const EXPIRY_BATCH = 500
-/**
- * Long enough for a fleet reconnecting after a broker restart to be back online in the database (18.8 to 23.7 s
- * from the broker's stop at 19,500 hubs in the multi-node benchmark), so that hubs that are back are not
- * asked; short enough that a hub wrongly offline is back within a minute.
- */
-export const WILL_RECHECK_MS = 20_000
 /** A job this old that its online hub was never offered missed its offer (the create path offers at once). */
 const MISSED_OFFER_GRACE_MS = 5000
 
 /**
  * The cloud end of DESIGN's "one print job, end to end": offers jobs to hubs, re-offers everything unfinished
- * when a hub (re)connects, asks hubs to drop jobs that are cancelled or expired, and applies what hubs report.
- * The database is the source of truth; MQTT only carries notifications; every status change goes through the
- * job lifecycle (cloud/print-jobs/lifecycle.ts), so a repeated or stale message changes nothing. A handler or
- * timer that fails (a busy database, a full disk) is logged and never takes the process down; hub messages
- * are handled again later, which is safe because every change is a compare-and-set.
+ * when a hub (re)connects (as cloud/presence/ tells it), asks hubs to drop jobs that are cancelled or expired,
+ * and applies what hubs report of their jobs. The database is the source of truth; MQTT only carries
+ * notifications; every status change goes through the job lifecycle (cloud/print-jobs/lifecycle.ts), so a
+ * repeated or stale message changes nothing. A handler or timer that fails (a busy database, a full disk) is
+ * logged and never takes the process down; hub messages are handled again later, which is safe because every
+ * change is a compare-and-set.
  */
 export class Dispatcher {
   readonly #o: DispatcherOptions
@@ -59,14 +54,11 @@ export class Dispatcher {
   readonly #cancelLogs = new Map<string, JobLog>()
   #sweep: NodeJS.Timeout | undefined
   readonly #offering = new Set<Promise<void>>()
-  /** Hubs a last will took offline, and when (ms): asked who is here once WILL_RECHECK_MS has passed. */
-  readonly #endedByWill = new Map<string, number>()
-  #willRecheck: NodeJS.Timeout | undefined
 
   constructor(options: DispatcherOptions) {
     this.#o = options
     this.#lifecycle = new JobLifecycle(options.storage.printJobs, options.logger)
-    this.#retry = new HandlerRetry(options.logger, options.retryBaseMs)
+    this.#retry = options.handlers ?? new HandlerRetry(options.logger, options.retryBaseMs)
     this.#settled = new SettleWaiters(
       async (id) => (await options.storage.printJobs.dispatchable(id))?.status,
     )
@@ -83,14 +75,7 @@ export class Dispatcher {
 
   async start(): Promise<void> {
     const { bus } = this.#o
-    // Presence and state: only the latest message of a hub counts, so a retry yields to a newer one. Job
-    // reports: each is a compare-and-set, so every one is retried.
-    await bus.subscribe('presence', (agentId, p) =>
-      this.#retry.run('presence', agentId, `${agentId}/presence`, p, () => this.#presence(agentId, p)),
-    )
-    await bus.subscribe('state', (agentId, s) =>
-      this.#retry.run('state', agentId, `${agentId}/state`, s, () => this.#state(agentId, s)),
-    )
+    // Job reports: each is a compare-and-set, so every one is retried.
     await bus.subscribe('job-ack', (agentId, a) =>
       this.#retry.run('job-ack', agentId, null, a, () => this.#ack(agentId, a)),
     )
@@ -131,43 +116,11 @@ export class Dispatcher {
       )
     }, sweepMs)
     this.#sweep.unref()
-    const willRecheckMs = this.#o.willRecheckMs ?? WILL_RECHECK_MS
-    this.#willRecheck = setInterval(() => {
-      void this.#tracked(this.#askWhoIsHere(Date.now() - willRecheckMs))
-    }, willRecheckMs / 4)
-    this.#willRecheck.unref()
-  }
-
-  /**
-   * Several nodes share a hub's messages: a hub that reconnected at once may have had its new connection's
-   * presence handled before its old connection's presence and will, which then took a connected hub offline.
-   * Such a hub is asked who is here, if it is still offline a while after the will (a fleet reconnecting after
-   * a broker restart is back by then, and is not asked); it answers with its presence and comes back online.
-   * To a hub that is gone, the broker drops the ask.
-   */
-  async #askWhoIsHere(endedBefore: number): Promise<void> {
-    const due: string[] = []
-    for (const [agentId, at] of this.#endedByWill) {
-      if (at > endedBefore) continue
-      due.push(agentId)
-      this.#endedByWill.delete(agentId)
-    }
-    if (due.length === 0) return
-    try {
-      for (const agentId of await this.#o.storage.agents.offlineAmong(due))
-        await this.#send(agentId, 'command', { v: PROTOCOL_VERSION, command: 'announce' })
-    } catch (error) {
-      this.#o.logger.warn(
-        { err: error, hubs: due.length },
-        'could not ask hubs taken offline by a will who is here',
-      )
-    }
   }
 
   /** Stops handling hub messages and sweeping; resolves once the handlers and offers under way have ended. */
   async stop(): Promise<void> {
     clearInterval(this.#sweep)
-    clearInterval(this.#willRecheck)
     this.#settled.stop()
     await Promise.all([this.#retry.stop(), ...this.#offering])
   }
@@ -214,6 +167,25 @@ export class Dispatcher {
       await settled
     } finally {
       if (log && this.#cancelLogs.get(printJobId) === log) this.#cancelLogs.delete(printJobId)
+    }
+  }
+
+  /**
+   * The hub's presence was recorded (cloud/presence/hub-presence.ts, while it handles that presence): it is
+   * offered again every job still pending or reserved for it, or asked to drop the ones being cancelled; it
+   * ignores what it already has.
+   */
+  async hubOnline(agentId: string): Promise<void> {
+    const { storage, logger } = this.#o
+    const unfinished = await storage.printJobs.unfinishedForAgent(agentId)
+    logger.info({ agent_id: agentId, reoffered: unfinished.length }, 'hub online')
+    // A hub's jobs are all of its account: whether it is active is read once.
+    const first = unfinished[0]
+    const accountActive = first !== undefined && (await storage.accounts.isActive(first.account_id))
+    for (const job of unfinished) {
+      if (job.cancel_requested_at !== null)
+        await this.#askToDrop(agentId, job.print_job_id, job.cancel_reason ?? 'cancelled')
+      else await this.#offer(job, false, accountActive)
     }
   }
 
@@ -289,47 +261,6 @@ export class Dispatcher {
       // Nothing is lost: the job stays in the database and is sent again when the hub reconnects.
       this.#o.logger.warn({ err: error, agent_id: agentId, topic }, 'publish to hub failed')
     }
-  }
-
-  async #presence(agentId: string, presence: HubPayload<'presence'>): Promise<void> {
-    const { storage, logger } = this.#o
-    const at = new Date().toISOString()
-    if (!presence.online) {
-      if (await storage.agents.markOffline(agentId, presence.session, at)) {
-        await storage.printers.hubWentOffline(agentId, at)
-        logger.info({ agent_id: agentId }, 'hub offline')
-        this.#endedByWill.set(agentId, Date.now())
-      }
-      return
-    }
-    // A revoked hub (or an id no hub has) is not marked online, nor offered anything.
-    if (!(await storage.agents.markOnline(agentId, presence.session, at))) return
-    // Recorded: a hub that asked is told so, and stops announcing itself (protocol: `presence_recorded`).
-    if (presence.confirm)
-      await this.#send(agentId, 'command', {
-        v: PROTOCOL_VERSION,
-        command: 'presence_recorded',
-        session: presence.session,
-      })
-    const unfinished = await storage.printJobs.unfinishedForAgent(agentId)
-    logger.info({ agent_id: agentId, reoffered: unfinished.length }, 'hub online')
-    // A hub's jobs are all of its account: whether it is active is read once.
-    const first = unfinished[0]
-    const accountActive = first !== undefined && (await storage.accounts.isActive(first.account_id))
-    for (const job of unfinished) {
-      if (job.cancel_requested_at !== null)
-        await this.#askToDrop(agentId, job.print_job_id, job.cancel_reason ?? 'cancelled')
-      else await this.#offer(job, false, accountActive)
-    }
-  }
-
-  async #state(agentId: string, state: HubPayload<'state'>): Promise<void> {
-    const { storage } = this.#o
-    const at = new Date().toISOString()
-    const agent = await storage.agents.setReportedVersion(agentId, state.agent_version, at)
-    if (!agent) return
-    await storage.printers.syncFromHub(agent.account_id, agentId, state.printers, at)
-    await this.#o.onState?.(agentId, state, agent)
   }
 
   // A hub's reports on a job are each one statement in the common case: the change applies only to a job on a

@@ -1,8 +1,8 @@
 import type { PrintJobStatus } from '../../protocol/enums.ts'
 import type { PrintJob } from '../../protocol/print-job.ts'
 import { ApiError } from '../errors.ts'
-import type { JobEvents } from '../routes/print-jobs.ts'
 import type { PrintJobRepository } from '../storage/print-jobs.ts'
+import type { JobEvents } from './job-events.ts'
 import type { JobLifecycle, JobLog } from './lifecycle.ts'
 
 /**

@@ -1,12 +1,14 @@
 import type { BaseLogger } from 'pino'
 import type { PrintJobStatus } from '../../protocol/enums.ts'
+import type { PrintJob } from '../../protocol/print-job.ts'
+import type { JobCreated, JobCreation } from '../storage/print-job-inserts.ts'
 import type { AppliedChange, PrintJobRepository, StatusChange } from '../storage/print-jobs.ts'
 
 /**
- * A print job's life (docs/job-lifecycle.md), as one table that the routes, the dispatcher and expiry all go
- * through. Each rule names the statuses it starts from, the status it leads to (none: the status stays), a
- * condition on what the cloud has told the job's hub, and what it records. Storage applies a rule as one
- * compare-and-set, so a stale, repeated or crossing change does nothing.
+ * A print job's life (docs/job-lifecycle.md), as one table that job creation, the routes, the dispatcher and
+ * expiry all go through. Each rule names the statuses it starts from, the status it leads to (none: the
+ * status stays), a condition on what the cloud has told the job's hub, and what it records. Storage applies a
+ * rule as one compare-and-set, so a stale, repeated or crossing change does nothing.
  *
  * The rule that keeps the API truthful: once a hub may hold a job (it was offered), only that hub knows
  * whether the job's bytes went to the printer, so the job becomes `cancelled` (or `failed` with `expired`)
@@ -51,6 +53,33 @@ export const JOB_RULES = {
 } as const satisfies Record<string, JobRule>
 
 export type JobEvent = keyof typeof JOB_RULES
+
+/**
+ * How a job enters the table, from no status (inserted, not updated): `pending`. One that goes to its hub as
+ * it is created (its printer is online) is inserted with what the `offer` rule records, whose condition (no
+ * cancel requested) holds of a job that did not exist yet; from then on its hub may hold it. Storage makes
+ * that record only for a job of an active account: a suspended account's jobs wait, and `offerMissed` offers
+ * them once it is resumed.
+ */
+export const JOB_ENTRY = { from: [], to: 'pending' } as const satisfies JobRule
+
+/** A job as it enters the table. */
+export type NewPrintJob = PrintJob & { status: (typeof JOB_ENTRY)['to'] }
+
+/**
+ * How a new job is stored (JobCreation, but for the offer): `offered` when it goes to its hub as it is
+ * stored, its printer being online; its offer is sent right after.
+ */
+export type NewJobCreation = Omit<JobCreation, 'offer'> & { offered: boolean }
+
+/** What became of a new job, and when it was recorded offered (null: it was not). */
+export interface JobEntered {
+  created: JobCreated
+  offered_at: string | null
+}
+
+/** What the `offer` rules record. */
+const offerRecord = (at: Date) => ({ offered_at: at.toISOString() }) satisfies StatusChange
 
 export type CancelReason = 'cancelled' | 'expired'
 
@@ -135,9 +164,30 @@ export class JobLifecycle {
     return applied
   }
 
+  /**
+   * Inserts a job as it enters the table (JOB_ENTRY), unless its account's queue is full, and logs it with
+   * `log` (`print job created`).
+   */
+  async create(
+    accountId: string,
+    job: NewPrintJob,
+    { offered, ...creation }: NewJobCreation,
+    log = this.#log,
+    at = new Date(),
+  ): Promise<JobEntered> {
+    const offer = offered ? offerRecord(at) : undefined
+    const created = await this.#jobs.create(accountId, job, { ...creation, ...(offer && { offer }) })
+    if (created === 'queue_full') return { created, offered_at: null }
+    log?.info(
+      { print_job_id: job.print_job_id, printer_id: job.printer_id, status: job.status },
+      'print job created',
+    )
+    return { created, offered_at: created === 'offered' && offer ? offer.offered_at : null }
+  }
+
   /** Records that the job goes to its hub; `missed`: only if it was never offered (the sweep's claim). */
   offered(printJobId: string, at = new Date(), missed = false): Promise<boolean> {
-    return this.apply(printJobId, missed ? 'offerMissed' : 'offer', { offered_at: at.toISOString() })
+    return this.apply(printJobId, missed ? 'offerMissed' : 'offer', offerRecord(at))
   }
 
   /** An expiry of a job its hub may hold, recorded once (the first node to record it asks the hub). */

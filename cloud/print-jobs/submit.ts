@@ -10,11 +10,10 @@ import {
 import { ApiError } from '../errors.ts'
 import { isDocumentPurgedError } from '../storage/documents.ts'
 import type { IdempotencyScope } from '../storage/idempotency.ts'
-import type { JobCreated } from '../storage/print-job-inserts.ts'
-import type { DispatchableJob } from '../storage/print-jobs.ts'
 import type { JobPrinter } from '../storage/printers.ts'
 import type { Storage } from '../storage/storage.ts'
-import type { JobLog } from './lifecycle.ts'
+import type { NewJobListener } from './job-events.ts'
+import { JOB_ENTRY, type JobEntered, JobLifecycle, type JobLog, type NewPrintJob } from './lifecycle.ts'
 import { checkPrintRoute } from './route-check.ts'
 
 export function resolveOptions(options: PrintOptions): ResolvedPrintOptions {
@@ -35,17 +34,6 @@ function unknownReferences(...fields: Reference[]): ApiError {
   })
 }
 
-/** What is told of each new job: the dispatcher, which offers it to its hub. */
-export interface NewJobListener {
-  /**
-   * Whether a job is offered to its hub as it is created, when its printer is online: it is then stored offered
-   * (JobCreation.offerAt), and jobCreated sends the offer.
-   */
-  readonly offersNewJobs: boolean
-  /** The job as its hub is offered it (`offered_at` set when it was stored offered). */
-  jobCreated(job: DispatchableJob): Promise<void>
-}
-
 /** Creates print jobs: route check, queue capacity, then the pending job (DESIGN: one print job, end to end). */
 export interface PrintJobSubmitter {
   /** The account's printer, or a 422 naming printer_id (another account's printer is not disclosed). */
@@ -58,10 +46,11 @@ export interface PrintJobSubmitter {
     documentId: string,
   ): Promise<{ printer: JobPrinter; document: Document }>
   /**
-   * Inserts the pending job (offered, if its printer is online and `listener` offers new jobs), logs it with
-   * `log` (the request's; tests may omit it), then tells `listener`. Under an Idempotency-Key, the key's
-   * answer (201 and the job) is written in the same transaction as the job: a cloud that dies before answering
-   * leaves a key that replays this job, never one that lets the retry create a second.
+   * Inserts the job as it enters the lifecycle (offered, if its printer is online and `listener` offers new
+   * jobs), logs it with `log` (the request's; tests may omit it), then tells `listener`. Under an
+   * Idempotency-Key, the key's answer (201 and the job) is written in the same transaction as the job: a cloud
+   * that dies before answering leaves a key that replays this job, never one that lets the retry create a
+   * second.
    */
   submit(
     accountId: string,
@@ -78,6 +67,7 @@ export function createPrintJobSubmitter(
   queueCapacity: number,
   listener: NewJobListener,
 ): PrintJobSubmitter {
+  const lifecycle = new JobLifecycle(storage.printJobs)
   return {
     async printerFor(accountId, printerId) {
       return (
@@ -105,14 +95,14 @@ export function createPrintJobSubmitter(
     async submit(accountId, printer, document, requested, log, idempotency) {
       const options = resolveOptions(requested)
       checkPrintRoute(printer, document, options)
-      const job: PrintJob = {
+      const job: NewPrintJob = {
         print_job_id: randomUUID(),
         document_id: document.document_id,
         document_mime_type: document.document_mime_type,
         document_format: document.document_format,
         document_raw_language: document.document_raw_language,
         printer_id: printer.printer_id,
-        status: 'pending',
+        status: JOB_ENTRY.to,
         ...options,
         created_at: new Date().toISOString(),
         reserved_at: null,
@@ -122,21 +112,27 @@ export function createPrintJobSubmitter(
         failure_detail: null,
         waiting_reason: null,
       }
-      // Offered as it is stored when its printer is online; otherwise when its hub connects.
-      const offerAt = listener.offersNewJobs && printer.online ? new Date().toISOString() : undefined
-      let created: JobCreated
+      let entered: JobEntered
       try {
-        created = await storage.printJobs.create(accountId, job, {
-          capacity: queueCapacity,
-          ...(idempotency && { answer: { scope: idempotency, statusCode: 201, body: JSON.stringify(job) } }),
-          ...(offerAt !== undefined && { offerAt }),
-        })
+        entered = await lifecycle.create(
+          accountId,
+          job,
+          {
+            capacity: queueCapacity,
+            ...(idempotency && {
+              answer: { scope: idempotency, statusCode: 201, body: JSON.stringify(job) },
+            }),
+            // Offered as it is stored when its printer is online; otherwise when its hub connects.
+            offered: listener.offersNewJobs && printer.online,
+          },
+          log,
+        )
       } catch (error) {
         // Purged by housekeeping since it was looked up: answered as a document that is not there.
         if (isDocumentPurgedError(error)) throw unknownReferences('document_id')
         throw error
       }
-      if (created === 'queue_full') {
+      if (entered.created === 'queue_full') {
         throw new ApiError(
           'print_queue_full',
           `The account already has ${queueCapacity} unfinished print jobs.`,
@@ -145,10 +141,6 @@ export function createPrintJobSubmitter(
           },
         )
       }
-      log?.info(
-        { print_job_id: job.print_job_id, printer_id: job.printer_id, status: job.status },
-        'print job created',
-      )
       await listener.jobCreated({
         ...job,
         account_id: accountId,
@@ -156,7 +148,7 @@ export function createPrintJobSubmitter(
         printer_key: printer.printer_key,
         sha256: document.sha256,
         size_bytes: document.size_bytes,
-        offered_at: created === 'offered' ? (offerAt ?? null) : null,
+        offered_at: entered.offered_at,
         cancel_requested_at: null,
         cancel_reason: null,
       })

@@ -22,20 +22,12 @@ import { parseDocumentUrl } from '../fetch/url-policy.ts'
 import { jsonResponse } from '../openapi/responses.ts'
 import { authOf } from '../plugins/authentication.ts'
 import { cancelPrintJob } from '../print-jobs/cancel.ts'
-import { JobLifecycle, type JobLog } from '../print-jobs/lifecycle.ts'
-import type { NewJobListener, PrintJobSubmitter } from '../print-jobs/submit.ts'
+import type { JobEvents } from '../print-jobs/job-events.ts'
+import { JobLifecycle } from '../print-jobs/lifecycle.ts'
+import type { PrintJobSubmitter } from '../print-jobs/submit.ts'
 import type { JobPrinter } from '../storage/printers.ts'
 import type { Storage } from '../storage/storage.ts'
 import { unknownCursor } from './list-errors.ts'
-
-/** What the rest of the cloud hears about jobs (the dispatcher tells hubs); nothing by default. */
-export interface JobEvents extends NewJobListener {
-  /**
-   * Asks the job's hub to drop it; resolves once the hub answered, or after the confirmation timeout. The
-   * hub's confirmation is logged with `log` (the request's).
-   */
-  cancelRequested(printJobId: string, log?: JobLog): Promise<void>
-}
 
 export interface PrintJobRoutesOptions {
   jobEvents: JobEvents

@@ -1,14 +1,10 @@
 import { randomUUID } from 'node:crypto'
 import type { Agent } from '../../protocol/agent.ts'
 import type { PageOf } from '../../protocol/pagination.ts'
-import { groupsOfWeight, padded } from './batched.ts'
 import { affected, type Sql } from './engine.ts'
 import { hubReportWrites } from './hub-reports.ts'
 import { pageAfter } from './paging.ts'
 import type { HubReleaseRecord } from './release-pins.ts'
-
-/** Ids per statement at most (a power of two, so that a padded list stays within it). */
-const MAX_IDS = 1024
 
 export interface NewAgent {
   account_id: string
@@ -30,18 +26,6 @@ export interface AgentRepository {
   findByCredential(credentialHash: Buffer): Promise<AgentIdentity | undefined>
   findById(agentId: string): Promise<(Agent & { account_id: string }) | undefined>
   /**
-   * The hub connected with this MQTT session. Not a revoked hub: its `online` message may be handled after
-   * the revocation cut it off. Returns whether it applied (false: no such hub, or revoked).
-   */
-  markOnline(agentId: string, sessionId: string, at: string): Promise<boolean>
-  /**
-   * The hub's session ended. Only the current session may take the hub offline: the last will of an old
-   * connection that arrives after the hub reconnected changes nothing. Returns whether it went offline.
-   */
-  markOffline(agentId: string, sessionId: string | null, at: string): Promise<boolean>
-  /** After a restart of the embedded broker every session is gone. */
-  markAllOffline(): Promise<void>
-  /**
    * The hub reported its state, running `version`: returns what its release roll-out reads (its account, pins
    * and latest update report) from the same statement (undefined: no such hub), since every hub reports its
    * state on every connect and every health round.
@@ -51,14 +35,6 @@ export interface AgentRepository {
   revoke(agentId: string, now: Date): Promise<{ agent_id: string; revoked_at: string } | undefined>
   /** Hubs revoked at or after `since` (an ISO time), oldest first. */
   revokedSince(since: string): Promise<{ agent_id: string; revoked_at: string }[]>
-  /**
-   * Every hub that is not revoked or, with `notSeenSince` (an ISO time), those of them that are offline or that
-   * the cloud has not heard from since then (an external broker's node asks these to announce themselves after
-   * it reconnects: a last will handled since then does not count, as the hub may have connected again).
-   */
-  unrevokedIds(notSeenSince?: string): Promise<string[]>
-  /** Those of these hubs that are offline and not revoked. */
-  offlineAmong(agentIds: readonly string[]): Promise<string[]>
   /** Newest first. `cursor` is the id of the last agent of the previous page; unknown → undefined. */
   list(accountId: string, limit: number, cursor?: string): Promise<PageOf<Agent> | undefined>
   /** The account's hubs that are not revoked, newest first, all of them (the console lists an account's hubs). */
@@ -133,47 +109,6 @@ export function createAgentRepository(sql: Sql): AgentRepository {
         .executeTakeFirst()
       return row && { ...toAgent(row), account_id: row.account_id }
     },
-    markOnline: reports.markOnline,
-    async markOffline(agentId, sessionId, at) {
-      if (sessionId !== null) return reports.markOffline(agentId, sessionId, at)
-      const result = await db
-        .updateTable('agents')
-        .set({ online: 0, last_seen_at: at })
-        .where('agent_id', '=', agentId)
-        .executeTakeFirst()
-      return affected(result) === 1
-    },
-    async unrevokedIds(notSeenSince) {
-      let query = db.selectFrom('agents').select('agent_id').where('revoked_at', 'is', null)
-      if (notSeenSince !== undefined)
-        query = query.where((eb) =>
-          eb.or([
-            eb('online', '=', 0),
-            eb('last_seen_at', 'is', null),
-            eb('last_seen_at', '<', notSeenSince),
-          ]),
-        )
-      const rows = await query.orderBy('agent_id').execute()
-      return rows.map((row) => row.agent_id)
-    },
-    async offlineAmong(agentIds) {
-      const offline: string[] = []
-      // Under either engine's bound on a statement's parameters; padded, as every list of ids is (batched.ts).
-      for (const group of groupsOfWeight(agentIds, () => 1, MAX_IDS)) {
-        const rows = await db
-          .selectFrom('agents')
-          .select('agent_id')
-          .where('agent_id', 'in', padded(group))
-          .where('online', '=', 0)
-          .where('revoked_at', 'is', null)
-          .execute()
-        offline.push(...rows.map((row) => row.agent_id))
-      }
-      return offline
-    },
-    async markAllOffline() {
-      await db.updateTable('agents').set({ online: 0 }).where('online', '=', 1).execute()
-    },
     setReportedVersion: reports.setReportedVersion,
     async insert(agent) {
       const row = {
@@ -220,21 +155,12 @@ export function createAgentRepository(sql: Sql): AgentRepository {
           .where('revoked_at', 'is', null)
           .executeTakeFirst(),
       ) === 1,
-    async list(accountId, limit, cursor) {
-      const before =
-        cursor === undefined
-          ? Number.MAX_SAFE_INTEGER
-          : (
-              await db
-                .selectFrom('agents')
-                .select('seq')
-                .where('account_id', '=', accountId)
-                .where('agent_id', '=', cursor)
-                .executeTakeFirst()
-            )?.seq
-      return pageAfter(
-        before,
-        (seq) =>
+    list: (accountId, limit, cursor) =>
+      pageAfter(db, {
+        list: { table: 'agents', id: 'agent_id', scope: { account_id: accountId } },
+        cursor,
+        limit,
+        fetch: (seq) =>
           db
             .selectFrom('agents')
             .select(AGENT_COLUMNS)
@@ -243,10 +169,8 @@ export function createAgentRepository(sql: Sql): AgentRepository {
             .orderBy('seq', 'desc')
             .limit(limit + 1)
             .execute(),
-        limit,
-        toAgent,
-        (agent) => agent.agent_id,
-      )
-    },
+        map: toAgent,
+        idOf: (agent) => agent.agent_id,
+      }),
   }
 }

@@ -86,16 +86,21 @@ export function openSqliteFile(file: string, busyTimeoutMs = DEFAULT_BUSY_TIMEOU
   return db
 }
 
-/** PostgreSQL's int8 (counts, epoch milliseconds, `seq`) as a JavaScript number: every value here fits. */
-const INT8_OID = 20
+/**
+ * PostgreSQL's int8 (BIGINT columns, `seq`, and what `count` returns) read as a JavaScript number rather than
+ * pg's default string, for this pool's connections only, so repositories see the numbers SQLite gives. Every
+ * such value stays below 2^53 (Number.MAX_SAFE_INTEGER): epoch milliseconds are near 2^41 until the year
+ * 2248, byte counts are bounded by ACCOUNT_STORAGE_QUOTA_BYTES (at most 2^40), `seq` and counts by the rows
+ * a database can hold, and catalog serials were JavaScript numbers when they were written.
+ */
+function int8AsNumber(): pg.TypeOverrides {
+  const types = new pg.TypeOverrides()
+  types.setTypeParser(pg.types.builtins.INT8, Number)
+  return types
+}
+
 function createPostgresPool(url: string): pg.Pool {
-  const pool = new pg.Pool({
-    connectionString: url,
-    types: {
-      getTypeParser: ((oid: number, format?: 'text' | 'binary') =>
-        oid === INT8_OID ? Number : pg.types.getTypeParser(oid, format)) as typeof pg.types.getTypeParser,
-    },
-  })
+  const pool = new pg.Pool({ connectionString: url, types: int8AsNumber() })
   // An idle connection that breaks (the server restarted) is dropped by the pool; it must not crash the process.
   pool.on('error', () => {})
   return pool

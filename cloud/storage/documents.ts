@@ -54,15 +54,13 @@ export function createDocumentRepository(sql: Sql): DocumentRepository {
     keyOfRow: (row) => row.document_id,
   })
   const retainedBytes = async (accountId: string, on = db) =>
-    Number(
-      (
-        await on
-          .selectFrom('account_storage')
-          .select('retained_bytes')
-          .where('account_id', '=', accountId)
-          .executeTakeFirst()
-      )?.retained_bytes ?? 0,
-    )
+    (
+      await on
+        .selectFrom('account_storage')
+        .select('retained_bytes')
+        .where('account_id', '=', accountId)
+        .executeTakeFirst()
+    )?.retained_bytes ?? 0
   /** Queues the blob for deletion unless a retained document names it. */
   const queueUnnamedBlob = async (on: Kysely<Database>, sha256: string, at: string) => {
     const named = await on
@@ -139,7 +137,7 @@ export function createDocumentRepository(sql: Sql): DocumentRepository {
           document_mime_type: row.mime_type,
           document_format: row.format as Document['document_format'],
           document_raw_language: row.raw_language as Document['document_raw_language'],
-          size_bytes: Number(row.size_bytes),
+          size_bytes: row.size_bytes,
           sha256: row.sha256,
           filename: row.filename,
           created_at: row.created_at,
@@ -172,7 +170,7 @@ export function createDocumentRepository(sql: Sql): DocumentRepository {
           if (affected(marked) !== 1) continue
           await tx.db
             .updateTable('account_storage')
-            .set((eb) => ({ retained_bytes: eb('retained_bytes', '-', Number(document.size_bytes)) }))
+            .set((eb) => ({ retained_bytes: eb('retained_bytes', '-', document.size_bytes) }))
             .where('account_id', '=', document.account_id)
             .execute()
           await queueUnnamedBlob(tx.db, document.sha256, at)

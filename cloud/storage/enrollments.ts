@@ -149,22 +149,13 @@ export function createEnrollmentRepository(sql: Sql): EnrollmentRepository {
         .execute()
       return enrollment
     },
-    async list(accountId, limit, cursor) {
-      const before =
-        cursor === undefined
-          ? Number.MAX_SAFE_INTEGER
-          : (
-              await db
-                .selectFrom('enrollments')
-                .select('seq')
-                .where('account_id', '=', accountId)
-                .where('enrollment_id', '=', cursor)
-                .executeTakeFirst()
-            )?.seq
+    list(accountId, limit, cursor) {
       const now = new Date()
-      return pageAfter(
-        before,
-        (seq) =>
+      return pageAfter(db, {
+        list: { table: 'enrollments', id: 'enrollment_id', scope: { account_id: accountId } },
+        cursor,
+        limit,
+        fetch: (seq) =>
           db
             .selectFrom('enrollments')
             .select(columns)
@@ -173,10 +164,9 @@ export function createEnrollmentRepository(sql: Sql): EnrollmentRepository {
             .orderBy('seq', 'desc')
             .limit(limit + 1)
             .execute(),
-        limit,
-        (row) => toEnrollment(row, now),
-        (enrollment) => enrollment.enrollment_id,
-      )
+        map: (row) => toEnrollment(row, now),
+        idOf: (enrollment) => enrollment.enrollment_id,
+      })
     },
     async listPending(accountId, now) {
       const rows = await db

@@ -190,21 +190,12 @@ export function createManagedAccountRepository(sql: Sql): ManagedAccountReposito
           .executeTakeFirst(),
       ),
     async list(appId, limit, cursor, externalCustomerId) {
-      const before =
-        cursor === undefined
-          ? Number.MAX_SAFE_INTEGER
-          : (
-              await db
-                .selectFrom('managed_accounts')
-                .select('seq')
-                .where('app_id', '=', appId)
-                .where('relationship_id', '=', cursor)
-                .executeTakeFirst()
-            )?.seq
       const rows: Row[] = []
-      const page = await pageAfter(
-        before,
-        async (seq) => {
+      const page = await pageAfter(db, {
+        list: { table: 'managed_accounts', id: 'relationship_id', scope: { app_id: appId } },
+        cursor,
+        limit,
+        fetch: async (seq) => {
           let query = select().where('m.app_id', '=', appId).where('m.seq', '<', seq)
           if (externalCustomerId !== undefined) {
             query = query.where('m.external_customer_id', '=', externalCustomerId)
@@ -214,13 +205,12 @@ export function createManagedAccountRepository(sql: Sql): ManagedAccountReposito
             .limit(limit + 1)
             .execute()
         },
-        limit,
-        (row: Row) => {
+        map: (row: Row) => {
           rows.push(row)
           return row
         },
-        (row) => row.relationship_id,
-      )
+        idOf: (row) => row.relationship_id,
+      })
       if (!page) return undefined
       const health = await summaries(rows.map((row) => row.account_id))
       return {

@@ -419,7 +419,7 @@ export const MIGRATIONS: readonly Migration[] = [
     version: 19,
     name: 'ended hub sessions',
     // Several nodes share a hub's messages, so a connection's last will may be handled before that
-    // connection's presence (hub-reports.ts): the will's session is kept so that the presence, handled late,
+    // connection's presence (hub-presence.ts): the will's session is kept so that the presence, handled late,
     // does not bring the hub online.
     sql: () => 'ALTER TABLE agents ADD COLUMN ended_session_id TEXT;',
   },

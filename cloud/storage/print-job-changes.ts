@@ -167,7 +167,7 @@ async function applyTogether(db: Kysely<Database>, changes: readonly JobChange[]
     return (
       row && {
         printer_id: row.printer_id,
-        status: row.status as PrintJobStatus,
+        status: row.status,
         failure_reason: row.failure_reason,
         cancel_requested_at: row.cancel_requested_at,
         cancel_reason: row.cancel_reason as AppliedChange['cancel_reason'],

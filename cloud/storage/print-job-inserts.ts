@@ -20,13 +20,13 @@ export interface JobCreation {
   /** The Idempotency-Key's answer, written in the same transaction. */
   answer?: IdempotentAnswer
   /**
-   * The job goes to its hub now (its printer is online): it is stored offered at this time, if its account is
-   * active (a suspended account's jobs wait); from then on its hub may hold it.
+   * What the lifecycle's `offer` rule records, when the job goes to its hub as it is created
+   * (cloud/print-jobs/lifecycle.ts, JOB_ENTRY): recorded as the job is inserted, if its account is active.
    */
-  offerAt?: string
+  offer?: { offered_at: string }
 }
 
-/** What became of a new job: refused by a full queue, stored, or stored offered (JobCreation.offerAt). */
+/** What became of a new job: refused by a full queue, stored, or stored offered (JobCreation.offer). */
 export type JobCreated = 'queue_full' | 'created' | 'offered'
 
 interface JobInsert extends JobCreation {
@@ -75,13 +75,13 @@ async function insertTogether(tx: Sql, items: readonly JobInsert[]): Promise<Job
     const queued = queue?.unfinished ?? 0
     if (queued >= item.capacity) return 'queue_full'
     queues.set(item.accountId, { unfinished: queued + 1, active: queue?.active ?? false })
-    return item.offerAt !== undefined && queue?.active ? 'offered' : 'created'
+    return item.offer !== undefined && queue?.active ? 'offered' : 'created'
   })
   const accepted = items.flatMap((item, i) => {
     const outcome = outcomes[i]
     return outcome === 'queue_full'
       ? []
-      : [{ ...item, offeredAt: outcome === 'offered' ? item.offerAt : null }]
+      : [{ ...item, offeredAt: outcome === 'offered' ? item.offer?.offered_at : null }]
   })
   for (const rows of powersOfTwo(accepted))
     await tx.db
@@ -140,13 +140,12 @@ async function accountQueues(
             .limit(limit)
             .as('unfinished'),
         )
-        .select(sql<number | string>`count(*)`.as('n'))
+        .select(sql<number>`count(*)`.as('n'))
         .as('n'),
     ])
     .where('a.account_id', 'in', accounts)
     .execute()
-  // PostgreSQL's count is a bigint, which the driver gives as a string.
   return new Map(
-    rows.map((row) => [row.account_id, { unfinished: Number(row.n ?? 0), active: row.state === 'active' }]),
+    rows.map((row) => [row.account_id, { unfinished: row.n ?? 0, active: row.state === 'active' }]),
   )
 }

@@ -189,20 +189,11 @@ export function createPrintJobRepository(sql: Sql): PrintJobRepository {
     agent_id: row.agent_id,
     printer_key: row.printer_key,
     sha256: row.sha256,
-    size_bytes: Number(row.size_bytes),
+    size_bytes: row.size_bytes,
     offered_at: row.offered_at,
     cancel_requested_at: row.cancel_requested_at,
     cancel_reason: row.cancel_reason as JobHandoff['cancel_reason'],
   })
-  const seqOf = async (accountId: string, printJobId: string) =>
-    (
-      await db
-        .selectFrom('print_jobs')
-        .select('seq')
-        .where('account_id', '=', accountId)
-        .where('print_job_id', '=', printJobId)
-        .executeTakeFirst()
-    )?.seq
   // Every hub's connect asks for its unfinished jobs: a fleet reconnecting asks thousands within seconds.
   const unfinishedByAgent = batchedLookupAll(sql, {
     fetch: (agentIds) =>
@@ -308,7 +299,7 @@ export function createPrintJobRepository(sql: Sql): PrintJobRepository {
     async countByStatusSince(accountId, since) {
       const rows = await db
         .selectFrom('print_jobs')
-        .select((eb) => ['status', eb.fn.countAll<number | string>().as('n')])
+        .select((eb) => ['status', eb.fn.countAll<number>().as('n')])
         .where('account_id', '=', accountId)
         .where('created_at', '>=', since)
         .groupBy('status')
@@ -317,14 +308,15 @@ export function createPrintJobRepository(sql: Sql): PrintJobRepository {
         PrintJobStatus,
         number
       >
-      // PostgreSQL's count is a bigint, which the driver gives as a string.
-      for (const row of rows) counts[row.status as PrintJobStatus] = Number(row.n)
+      for (const row of rows) counts[row.status] = row.n
       return counts
     },
-    async list(accountId, limit, cursor, filter) {
-      return pageAfter(
-        cursor === undefined ? Number.MAX_SAFE_INTEGER : await seqOf(accountId, cursor),
-        async (before) => {
+    list: (accountId, limit, cursor, filter) =>
+      pageAfter(db, {
+        list: { table: 'print_jobs', id: 'print_job_id', scope: { account_id: accountId } },
+        cursor,
+        limit,
+        fetch: async (before) => {
           let page = jobs().where('j.account_id', '=', accountId).where('j.seq', '<', before)
           if (filter.status) page = page.where('j.status', '=', filter.status)
           if (filter.printer_id) page = page.where('j.printer_id', '=', filter.printer_id)
@@ -333,10 +325,8 @@ export function createPrintJobRepository(sql: Sql): PrintJobRepository {
             .limit(limit + 1)
             .execute()) as JobRow[]
         },
-        limit,
-        toJob,
-        (job) => job.print_job_id,
-      )
-    },
+        map: toJob,
+        idOf: (job) => job.print_job_id,
+      }),
   }
 }

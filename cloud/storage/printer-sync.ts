@@ -1,6 +1,5 @@
 import type { HubPrinter } from '../../protocol/hub-messages.ts'
 import { printerIdFor } from '../auth/stable-id.ts'
-import { valueByKey } from './batch-sql.ts'
 import { batchedOn, groupsOfWeight, padded, powersOfTwo } from './batched.ts'
 import type { Sql } from './engine.ts'
 import { HUB_REPORT_LINGER } from './hub-reports.ts'
@@ -21,13 +20,13 @@ const MAX_BATCH = 128
 const MAX_PRINTERS = 1024
 
 /**
- * What a hub's state report and its going offline write of its printers, for the hubs asked together
- * (batched.ts): every hub reports its state on each connect and after each health round, so 19,500 hubs at
- * rest send 650 reports a second. A batch of reports is, for each group of its hubs naming up to 1,024
- * printers, an upsert of every printer they name (a few multi-row INSERTs) and one UPDATE that takes out of
- * the reports the printers of those hubs that they leave out; no transaction: a report names all of its
- * hub's printers, so a batch cut short (the node died between the statements) leaves at worst a printer its
- * hub no longer reports online, and the hub's next report completes it.
+ * What a hub's state report writes of its printers, for the hubs asked together (batched.ts): every hub
+ * reports its state on each connect and after each health round, so 19,500 hubs at rest send 650 reports a
+ * second. A batch of reports is, for each group of its hubs naming up to 1,024 printers, an upsert of every
+ * printer they name (a few multi-row INSERTs) and one UPDATE that takes out of the reports the printers of
+ * those hubs that they leave out; no transaction: a report names all of its hub's printers, so a batch cut
+ * short (the node died between the statements) leaves at worst a printer its hub no longer reports online, and
+ * the hub's next report completes it.
  */
 export function printerSyncs(sql: Sql) {
   const { db } = sql
@@ -84,33 +83,8 @@ export function printerSyncs(sql: Sql) {
     { maxBatch: MAX_BATCH, key: (hub) => hub.agentId, linger: HUB_REPORT_LINGER },
   )
 
-  const wentOffline = batchedOn(
-    sql,
-    async (hubs: readonly { agentId: string; at: string }[]) => {
-      const padding = padded(hubs)
-      await db
-        .updateTable('printers')
-        .set({
-          last_seen_at: valueByKey(
-            'printers.agent_id',
-            padding.map((hub) => [hub.agentId, hub.at] as const),
-          ),
-        })
-        .where(
-          'agent_id',
-          'in',
-          padding.map((hub) => hub.agentId),
-        )
-        .where('reported', '=', 1)
-        .execute()
-      return hubs.map(() => undefined)
-    },
-    { maxBatch: MAX_BATCH, key: (hub) => hub.agentId, linger: HUB_REPORT_LINGER },
-  )
-
   return {
     syncFromHub: (accountId: string, agentId: string, printers: HubPrinter[], at: string) =>
       sync({ accountId, agentId, printers, at }),
-    hubWentOffline: (agentId: string, at: string) => wentOffline({ agentId, at }),
   }
 }

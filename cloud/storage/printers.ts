@@ -39,12 +39,9 @@ export interface PrinterRepository {
    * Makes the agent's printers what its hub reports: each reported printer is created or updated (its id
    * derived from agent and key); the agent's other printers are no longer reported. A printer is online while
    * its hub's latest report names it and its hub is online, each written on its own (the hub's presence by
-   * agents.markOnline and markOffline), since several nodes may handle a hub's presence and its state report
-   * in either order.
+   * hub-presence.ts), since several nodes may handle a hub's presence and its state report in either order.
    */
   syncFromHub(accountId: string, agentId: string, printers: HubPrinter[], at: string): Promise<void>
-  /** The hub went offline at `at`: its reported printers were last seen then. */
-  hubWentOffline(agentId: string, at: string): Promise<void>
   locate(printerId: string): Promise<PrinterLocation | undefined>
   findById(accountId: string, printerId: string): Promise<Printer | undefined>
   /** As findById, with the printer's key on its hub. */
@@ -152,7 +149,7 @@ export function createPrinterRepository(sql: Sql): PrinterRepository {
           .where('printer_id', '=', printerId)
           .where('status', 'in', ['pending', 'reserved', 'printing'])
           .executeTakeFirst()
-        const n = Number(unfinished?.n ?? 0)
+        const n = unfinished?.n ?? 0
         if (n > 0) return { removed: false, reason: 'unfinished_jobs', unfinished_jobs: n }
         await tx.db
           .updateTable('printers')
@@ -162,7 +159,6 @@ export function createPrinterRepository(sql: Sql): PrinterRepository {
         return { removed: true, printer_id: printerId, account_id: printer.account_id, removed_at: at }
       }),
     syncFromHub: syncs.syncFromHub,
-    hubWentOffline: syncs.hubWentOffline,
     locate: (printerId) =>
       db
         .selectFrom('printers')
@@ -188,22 +184,12 @@ export function createPrinterRepository(sql: Sql): PrinterRepository {
     },
     findById,
     findForJob,
-    async list(accountId, limit, cursor) {
-      const before =
-        cursor === undefined
-          ? Number.MAX_SAFE_INTEGER
-          : (
-              await db
-                .selectFrom('printers')
-                .select('seq')
-                .where('account_id', '=', accountId)
-                .where('printer_id', '=', cursor)
-                .where('removed_at', 'is', null)
-                .executeTakeFirst()
-            )?.seq
-      return pageAfter(
-        before,
-        (seq) =>
+    list: (accountId, limit, cursor) =>
+      pageAfter(db, {
+        list: { table: 'printers', id: 'printer_id', scope: { account_id: accountId, removed_at: null } },
+        cursor,
+        limit,
+        fetch: (seq) =>
           db
             .selectFrom('printers')
             .select([...columns, onlineWithHub])
@@ -213,10 +199,8 @@ export function createPrinterRepository(sql: Sql): PrinterRepository {
             .orderBy('seq', 'desc')
             .limit(limit + 1)
             .execute(),
-        limit,
-        toPrinter,
-        (printer) => printer.printer_id,
-      )
-    },
+        map: toPrinter,
+        idOf: (printer) => printer.printer_id,
+      }),
   }
 }

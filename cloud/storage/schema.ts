@@ -1,4 +1,5 @@
 import type { Generated } from 'kysely'
+import type { PrintJobStatus } from '../../protocol/enums.ts'
 
 /**
  * The cloud's tables as Kysely sees them, one interface per table, the same on SQLite and PostgreSQL
@@ -120,7 +121,7 @@ export interface PrintJobsTable {
   account_id: string
   document_id: string
   printer_id: string
-  status: string
+  status: PrintJobStatus
   /** JSON of the resolved print options. */
   options: string
   created_at: string

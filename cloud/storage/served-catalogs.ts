@@ -24,7 +24,7 @@ export function createServedCatalogRepository({ db }: Sql): ServedCatalogReposit
       .select(['serial', 'sha256'])
       .where('key_id', '=', keyId)
       .executeTakeFirst()
-    return row && { serial: Number(row.serial), sha256: row.sha256 }
+    return row && { serial: row.serial, sha256: row.sha256 }
   }
   return {
     highest,

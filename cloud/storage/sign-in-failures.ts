@@ -32,10 +32,7 @@ export function createSignInFailureRepository({ db }: Sql): SignInFailureReposit
         .where('window_started_at', '>', now - windowMs)
         .execute()
       return new Map(
-        rows.map((r) => [
-          r.counter_key,
-          { failures: Number(r.failures), windowStartedAt: Number(r.window_started_at) },
-        ]),
+        rows.map((r) => [r.counter_key, { failures: r.failures, windowStartedAt: r.window_started_at }]),
       )
     },
     async record(key, now, windowMs) {
@@ -51,7 +48,7 @@ export function createSignInFailureRepository({ db }: Sql): SignInFailureReposit
         )
         .returning(['failures', 'window_started_at'])
         .executeTakeFirstOrThrow()
-      return { failures: Number(row.failures), windowStartedAt: Number(row.window_started_at) }
+      return { failures: row.failures, windowStartedAt: row.window_started_at }
     },
     async clear(key) {
       await db.deleteFrom('sign_in_failures').where('counter_key', '=', key).execute()

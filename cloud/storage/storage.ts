@@ -9,6 +9,7 @@ import { type DatabaseLocation, type OpenDatabase, openDatabase } from './databa
 import { createDocumentRepository, type DocumentRepository } from './documents.ts'
 import type { Engine, Sql } from './engine.ts'
 import { createEnrollmentRepository, type EnrollmentRepository } from './enrollments.ts'
+import { createHubPresenceRepository, type HubPresenceRepository } from './hub-presence.ts'
 import { createIdempotencyRepository, type IdempotencyRepository } from './idempotency.ts'
 import { createManagedAccountRepository, type ManagedAccountRepository } from './managed-accounts.ts'
 import { createPairingRepository, type PairingRepository } from './pairings.ts'
@@ -25,6 +26,7 @@ export interface Storage {
   accounts: AccountRepository
   apiClients: ApiClientRepository
   agents: AgentRepository
+  hubPresence: HubPresenceRepository
   printers: PrinterRepository
   documents: DocumentRepository
   enrollments: EnrollmentRepository
@@ -114,6 +116,7 @@ function repositoriesOn(sql: Sql) {
     accounts: createAccountRepository(sql),
     apiClients: createApiClientRepository(sql),
     agents: createAgentRepository(sql),
+    hubPresence: createHubPresenceRepository(sql),
     printers: createPrinterRepository(sql),
     documents: createDocumentRepository(sql),
     enrollments: createEnrollmentRepository(sql),

@@ -2,9 +2,8 @@ import { randomUUID } from 'node:crypto'
 import type { Socket } from 'node:net'
 import mqtt, { type MqttClient } from 'mqtt'
 import type { Logger } from 'pino'
-import { Compile } from 'typebox/compile'
+import { decodeHubMessage } from '../../protocol/hub-message-decoder.ts'
 import {
-  HUB_TOPICS,
   type HubPayload,
   type HubTopic,
   hubTopic,
@@ -60,9 +59,6 @@ export function hubKeepaliveSeconds(cloudKeepaliveSeconds: number): number {
 
 /** CONNACK codes that refuse the login (MQTT 3.1.1 §3.2.2.3: 4 bad user name or password, 5 not authorised; MQTT 5 §3.2.2.2: 0x86, 0x87). */
 const LOGIN_REFUSED = new Set([4, 5, 0x86, 0x87])
-
-const offerCheck = Compile(HUB_TOPICS['job-offer'].schema)
-const commandCheck = Compile(HUB_TOPICS.command.schema)
 
 /** The commands the session hands on. */
 export type AgentCommand = Exclude<HubPayload<'command'>, { command: 'announce' | 'presence_recorded' }>
@@ -285,20 +281,28 @@ export class MqttSession {
   }
 
   #onMessage(topic: string, payload: Buffer): void {
-    const target = parseHubTopic(topic)
-    let value: unknown
-    try {
-      value = JSON.parse(payload.toString('utf8'))
-    } catch {
-      value = undefined
+    const target = parseHubTopic(topic)?.topic
+    if (target === 'job-offer') {
+      const offer = decodeHubMessage('job-offer', payload)
+      if (offer.ok) {
+        this.#o.onOffer(offer.value)
+        return
+      }
+    } else if (target === 'command') {
+      const command = decodeHubMessage('command', payload)
+      if (command.ok) {
+        this.#onCommand(command.value)
+        return
+      }
     }
-    if (target?.topic === 'job-offer' && offerCheck.Check(value)) this.#o.onOffer(value)
-    else if (target?.topic === 'command' && commandCheck.Check(value)) {
-      if (value.command === 'announce') this.#announce()
-      else if (value.command === 'presence_recorded') {
-        // An answer about an older connection says nothing of this one.
-        if (value.session === this.#session) clearTimeout(this.#confirmTimer)
-      } else this.#o.onCommand(value)
-    } else this.#o.logger.warn({ topic }, 'message from the cloud dropped: it does not match the protocol')
+    this.#o.logger.warn({ topic }, 'message from the cloud dropped: it does not match the protocol')
+  }
+
+  #onCommand(command: HubPayload<'command'>): void {
+    if (command.command === 'announce') this.#announce()
+    else if (command.command === 'presence_recorded') {
+      // An answer about an older connection says nothing of this one.
+      if (command.session === this.#session) clearTimeout(this.#confirmTimer)
+    } else this.#o.onCommand(command)
   }
 }

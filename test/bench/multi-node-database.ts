@@ -95,7 +95,7 @@ export async function openBenchDatabase(settings: StorageSettings): Promise<Benc
           account_id,
           document_id: documentOf.get(account_id) as string,
           printer_id,
-          status: 'printed',
+          status: 'printed' as const,
           options,
           created_at: yesterday,
           offered_at: yesterday,

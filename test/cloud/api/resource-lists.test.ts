@@ -144,7 +144,7 @@ describe('GET /api/v1/printers', () => {
   it('lists the printers with their exact shape, newest first', async () => {
     const seen = '2025-03-04T05:06:07.000Z'
     // A printer is online while its hub reports it and the hub is online.
-    await cloud.storage.agents.markOnline(shop.agentId, 'session-1', seen)
+    await cloud.storage.hubPresence.markOnline(shop.agentId, 'session-1', seen)
     const receipt = await cloud.storage.printers.insert({
       account_id: shop.accountId,
       agent_id: shop.agentId,

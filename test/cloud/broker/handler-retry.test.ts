@@ -1,6 +1,6 @@
 import pino from 'pino'
 import { describe, expect, it } from 'vitest'
-import { HandlerRetry } from '../../../cloud/dispatch/handler-retry.ts'
+import { HandlerRetry } from '../../../cloud/broker/handler-retry.ts'
 
 /** A handler that ends when told to. */
 function gate() {

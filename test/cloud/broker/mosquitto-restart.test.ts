@@ -76,7 +76,7 @@ describe('a Mosquitto restart', { timeout: 60_000 }, () => {
     await mosquitto.server.restart()
     await expect.poll(() => connects, POLL).toBeGreaterThanOrEqual(2)
     // What the hub's last will did when its connection dropped (the node that got it recorded it).
-    await node.cloud.storage.agents.markOffline(agentId, null, new Date().toISOString())
+    await node.cloud.storage.hubPresence.markOffline(agentId, null, new Date().toISOString())
     expect(await online()).toBe(false)
 
     relay.setDown(false)

@@ -90,7 +90,7 @@ describe('a hub revoked on an external broker', { timeout: 60_000 }, () => {
       expect(await listed(node, 'printers')).toEqual([false])
     }
     // An `online` message the hub sent before it was cut off, handled late, does not bring it back.
-    await a.cloud.storage.agents.markOnline(agentId, randomUUID(), new Date().toISOString())
+    await a.cloud.storage.hubPresence.markOnline(agentId, randomUUID(), new Date().toISOString())
     expect(await listed(b, 'agents')).toEqual([false])
   })
 })

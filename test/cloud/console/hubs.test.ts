@@ -291,7 +291,7 @@ describe('console hubs pages', () => {
     const { account, member } = await freshAccount()
     const hub = await enrolledHub(member, 'Lost till')
     expect((await connection(hub.credential)).statusCode).toBe(200)
-    await h.cloud.storage.agents.markOnline(hub.agent_id, 'session-1', new Date().toISOString())
+    await h.cloud.storage.hubPresence.markOnline(hub.agent_id, 'session-1', new Date().toISOString())
     await h.cloud.storage.printers.syncFromHub(
       account.accountId,
       hub.agent_id,

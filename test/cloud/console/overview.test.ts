@@ -63,8 +63,8 @@ describe('console overview', () => {
       ],
       '2026-11-24T09:00:00.000Z',
     )
-    await storage.agents.markOffline(back.agent_id, null, '2026-11-24T11:00:00.000Z')
-    await storage.printers.hubWentOffline(back.agent_id, '2026-11-24T11:00:00.000Z')
+    await storage.hubPresence.markOffline(back.agent_id, null, '2026-11-24T11:00:00.000Z')
+    await storage.hubPresence.printersLastSeen(back.agent_id, '2026-11-24T11:00:00.000Z')
     // Neither a revoked hub nor another account's hub is shown.
     const stolen = await storage.agents.insert({ account_id: account.accountId, name: 'Stolen hub' })
     await storage.agents.revoke(stolen.agent_id, new Date())

@@ -3,6 +3,7 @@ import { pino } from 'pino'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import type { HubBus } from '../../../cloud/broker/hub-bus.ts'
 import { Dispatcher } from '../../../cloud/dispatch/dispatcher.ts'
+import { HubPresence } from '../../../cloud/presence/hub-presence.ts'
 import { bearer, expectInjectedError } from '../api/api-helpers.ts'
 import { ESCPOS_RECEIPT, RECEIPT_PRINTER, startTestCloud, type TestCloud } from '../test-cloud.ts'
 import { type Partner, RETURN_URI, registerPartner } from './partner-helpers.ts'
@@ -28,6 +29,7 @@ describe('a suspended account holds its jobs (issue 10 point 4)', () => {
   let cloud: TestCloud
   let partner: Partner
   let dispatcher: Dispatcher
+  let hubPresence: HubPresence
   const recorded = recordingBus()
 
   beforeAll(async () => {
@@ -46,10 +48,18 @@ describe('a suspended account holds its jobs (issue 10 point 4)', () => {
       pendingExpirySeconds: 3600,
       cancelConfirmTimeoutMs: 100,
     })
+    hubPresence = new HubPresence({
+      storage: cloud.storage,
+      bus: recorded.bus,
+      logger: pino({ level: 'silent' }),
+      hubOnline: (agentId) => dispatcher.hubOnline(agentId),
+    })
+    await hubPresence.start()
     await dispatcher.start()
     partner = await registerPartner(cloud)
   })
   afterAll(async () => {
+    await hubPresence?.stop()
     await dispatcher?.stop()
     await cloud?.close()
   })
@@ -101,7 +111,7 @@ describe('a suspended account holds its jobs (issue 10 point 4)', () => {
     const url = `/partner-api/v1/accounts/${shop.relationship_id}`
     expect((await partner.request('POST', `${url}/suspend`)).json().state).toBe('suspended')
     const presence = recorded.handlers.get('presence')
-    if (!presence) throw new Error('the dispatcher did not subscribe to presence')
+    if (!presence) throw new Error('the presence room did not subscribe to presence')
     await presence(hub.agent_id, { v: 1, online: true, session: 'first' })
     expect((await cloud.storage.agents.findById(hub.agent_id))?.online).toBe(true)
     expect(offers()).toHaveLength(0)

@@ -45,16 +45,16 @@ describe.each(ENGINES)('hubs reporting together on %s', (engine) => {
     await t.storage.agents.revoke(three, new Date())
     expect(
       await Promise.all([
-        t.storage.agents.markOnline(one, 's-one', '2026-11-27T09:00:01.000Z'),
-        t.storage.agents.markOnline(two, 's-two', '2026-11-27T09:00:02.000Z'),
-        t.storage.agents.markOnline(three, 's-three', '2026-11-27T09:00:03.000Z'),
+        t.storage.hubPresence.markOnline(one, 's-one', '2026-11-27T09:00:01.000Z'),
+        t.storage.hubPresence.markOnline(two, 's-two', '2026-11-27T09:00:02.000Z'),
+        t.storage.hubPresence.markOnline(three, 's-three', '2026-11-27T09:00:03.000Z'),
       ]),
     ).toEqual([true, true, false])
     // Only the current session takes a hub offline: an old connection's last will changes nothing.
     expect(
       await Promise.all([
-        t.storage.agents.markOffline(one, 's-old', '2026-11-27T09:00:04.000Z'),
-        t.storage.agents.markOffline(two, 's-two', '2026-11-27T09:00:05.000Z'),
+        t.storage.hubPresence.markOffline(one, 's-old', '2026-11-27T09:00:04.000Z'),
+        t.storage.hubPresence.markOffline(two, 's-two', '2026-11-27T09:00:05.000Z'),
       ]),
     ).toEqual([false, true])
     expect(await t.storage.agents.findById(one)).toMatchObject({
@@ -70,13 +70,13 @@ describe.each(ENGINES)('hubs reporting together on %s', (engine) => {
 
   it('applies a hub’s online and its own last will in the order asked, whatever else is waiting', async () => {
     const [one, two] = hubs as [string, string]
-    await t.storage.agents.markOnline(two, 's-two', '2026-11-27T09:00:00.000Z')
+    await t.storage.hubPresence.markOnline(two, 's-two', '2026-11-27T09:00:00.000Z')
     // Another hub's will is asked first, then this hub's connect and the will of that same connection (a node
     // back from the broker gets queued presences and wills together).
     await Promise.all([
-      t.storage.agents.markOffline(two, 's-two', '2026-11-27T09:00:01.000Z'),
-      t.storage.agents.markOnline(one, 's-one', '2026-11-27T09:00:02.000Z'),
-      t.storage.agents.markOffline(one, 's-one', '2026-11-27T09:00:03.000Z'),
+      t.storage.hubPresence.markOffline(two, 's-two', '2026-11-27T09:00:01.000Z'),
+      t.storage.hubPresence.markOnline(one, 's-one', '2026-11-27T09:00:02.000Z'),
+      t.storage.hubPresence.markOffline(one, 's-one', '2026-11-27T09:00:03.000Z'),
     ])
     expect(await t.storage.agents.findById(one)).toMatchObject({
       online: false,
@@ -88,7 +88,8 @@ describe.each(ENGINES)('hubs reporting together on %s', (engine) => {
   it('records each hub’s version and printers, and answers each with its own release record', async () => {
     const [one, two, three] = hubs as [string, string, string]
     await t.storage.releasePins.pinHub(two, '1.2.0')
-    for (const hub of hubs) await t.storage.agents.markOnline(hub, `s-${hub}`, '2026-11-27T09:00:00.000Z')
+    for (const hub of hubs)
+      await t.storage.hubPresence.markOnline(hub, `s-${hub}`, '2026-11-27T09:00:00.000Z')
     await t.storage.printers.syncFromHub(
       accountId,
       three,
@@ -134,8 +135,8 @@ describe.each(ENGINES)('hubs reporting together on %s', (engine) => {
     })
     // Going offline together: each hub's reported printers were last seen when it went.
     await Promise.all([
-      t.storage.printers.hubWentOffline(one, '2026-11-27T09:05:00.000Z'),
-      t.storage.printers.hubWentOffline(three, '2026-11-27T09:06:00.000Z'),
+      t.storage.hubPresence.printersLastSeen(one, '2026-11-27T09:05:00.000Z'),
+      t.storage.hubPresence.printersLastSeen(three, '2026-11-27T09:06:00.000Z'),
     ])
     expect(await printers()).toMatchObject({
       '0:Printer a': [true, '2026-11-27T09:05:00.000Z'],

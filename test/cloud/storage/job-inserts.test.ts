@@ -126,9 +126,9 @@ describe.each(ENGINES)('jobs inserted together on %s', (engine) => {
     ]
     expect(
       await Promise.all([
-        storage.printJobs.create(shop.accountId, offered, { capacity: 10, offerAt: at }),
+        storage.printJobs.create(shop.accountId, offered, { capacity: 10, offer: { offered_at: at } }),
         storage.printJobs.create(shop.accountId, unoffered, { capacity: 10 }),
-        storage.printJobs.create(second.accountId, held, { capacity: 10, offerAt: at }),
+        storage.printJobs.create(second.accountId, held, { capacity: 10, offer: { offered_at: at } }),
       ]),
     ).toEqual(['offered', 'created', 'created'])
     const offeredAt = async (job: { print_job_id: string }) =>

@@ -41,22 +41,22 @@ describe.each(ENGINES)('printers online with their hub on %s', (engine) => {
   it('brings the reported printers online when the presence is handled after the state report', async () => {
     await t.storage.printers.syncFromHub(accountId, agentId, [reported('a')], '2026-11-25T09:00:00.000Z')
     expect(await online('a')).toBe(false)
-    await t.storage.agents.markOnline(agentId, 's1', '2026-11-25T09:00:00.001Z')
+    await t.storage.hubPresence.markOnline(agentId, 's1', '2026-11-25T09:00:00.001Z')
     expect(await online('a')).toBe(true)
     expect(await listed()).toEqual({ 'Printer a': true })
   })
 
   it('has the reported printers online when the state report is handled after the presence', async () => {
-    await t.storage.agents.markOnline(agentId, 's1', '2026-11-25T09:00:00.000Z')
+    await t.storage.hubPresence.markOnline(agentId, 's1', '2026-11-25T09:00:00.000Z')
     await t.storage.printers.syncFromHub(accountId, agentId, [reported('a')], '2026-11-25T09:00:00.001Z')
     expect(await online('a')).toBe(true)
   })
 
   it('takes every printer offline with its hub, and a late state report does not bring them back', async () => {
-    await t.storage.agents.markOnline(agentId, 's1', '2026-11-25T09:00:00.000Z')
+    await t.storage.hubPresence.markOnline(agentId, 's1', '2026-11-25T09:00:00.000Z')
     await t.storage.printers.syncFromHub(accountId, agentId, [reported('a')], '2026-11-25T09:00:00.000Z')
-    await t.storage.agents.markOffline(agentId, 's1', '2026-11-25T09:01:00.000Z')
-    await t.storage.printers.hubWentOffline(agentId, '2026-11-25T09:01:00.000Z')
+    await t.storage.hubPresence.markOffline(agentId, 's1', '2026-11-25T09:01:00.000Z')
+    await t.storage.hubPresence.printersLastSeen(agentId, '2026-11-25T09:01:00.000Z')
     expect(await online('a')).toBe(false)
     await t.storage.printers.syncFromHub(accountId, agentId, [reported('a')], '2026-11-25T09:01:00.001Z')
     expect(await online('a')).toBe(false)
@@ -66,7 +66,7 @@ describe.each(ENGINES)('printers online with their hub on %s', (engine) => {
   })
 
   it('keeps a printer the latest report leaves out offline while its hub is online', async () => {
-    await t.storage.agents.markOnline(agentId, 's1', '2026-11-25T09:00:00.000Z')
+    await t.storage.hubPresence.markOnline(agentId, 's1', '2026-11-25T09:00:00.000Z')
     await t.storage.printers.syncFromHub(
       accountId,
       agentId,
@@ -76,21 +76,21 @@ describe.each(ENGINES)('printers online with their hub on %s', (engine) => {
     await t.storage.printers.syncFromHub(accountId, agentId, [reported('b')], '2026-11-25T09:00:10.000Z')
     expect(await listed()).toEqual({ 'Printer a': false, 'Printer b': true })
     // The hub reconnects: its presence alone brings back what its latest report named, and only that.
-    await t.storage.agents.markOffline(agentId, 's1', '2026-11-25T09:01:00.000Z')
-    await t.storage.printers.hubWentOffline(agentId, '2026-11-25T09:01:00.000Z')
-    await t.storage.agents.markOnline(agentId, 's2', '2026-11-25T09:02:00.000Z')
+    await t.storage.hubPresence.markOffline(agentId, 's1', '2026-11-25T09:01:00.000Z')
+    await t.storage.hubPresence.printersLastSeen(agentId, '2026-11-25T09:01:00.000Z')
+    await t.storage.hubPresence.markOnline(agentId, 's2', '2026-11-25T09:02:00.000Z')
     expect(await listed()).toEqual({ 'Printer a': false, 'Printer b': true })
   })
 
   it('refuses to remove a printer while it is online, and removes it once its hub is offline', async () => {
     await t.storage.printers.syncFromHub(accountId, agentId, [reported('a')], '2026-11-25T09:00:00.000Z')
-    await t.storage.agents.markOnline(agentId, 's1', '2026-11-25T09:00:00.001Z')
+    await t.storage.hubPresence.markOnline(agentId, 's1', '2026-11-25T09:00:00.001Z')
     const printerId = printerIdFor(agentId, 'a')
     expect(await t.storage.printers.remove(printerId, '2026-11-25T09:00:01.000Z')).toEqual({
       removed: false,
       reason: 'online',
     })
-    await t.storage.agents.markOffline(agentId, 's1', '2026-11-25T09:01:00.000Z')
+    await t.storage.hubPresence.markOffline(agentId, 's1', '2026-11-25T09:01:00.000Z')
     expect(await t.storage.printers.remove(printerId, '2026-11-25T09:01:01.000Z')).toMatchObject({
       removed: true,
     })

@@ -1,7 +1,7 @@
 import { pino } from 'pino'
 import { afterEach, beforeEach, describe, expect, it } from 'vitest'
 import type { HubBus } from '../../../cloud/broker/hub-bus.ts'
-import { Dispatcher } from '../../../cloud/dispatch/dispatcher.ts'
+import { HubPresence } from '../../../cloud/presence/hub-presence.ts'
 import { type HubPayload, PROTOCOL_VERSION } from '../../../protocol/hub-messages.ts'
 import { storageEngine, type TestStorage } from '../storage/engines.ts'
 
@@ -15,14 +15,14 @@ type Handler = (agentId: string, payload: unknown) => void | Promise<void>
 describe('answering a hub that asks whether its presence was recorded', () => {
   const engineUnderTest = storageEngine('sqlite')
   let t: TestStorage
-  let dispatcher: Dispatcher
+  let hubPresence: HubPresence
   let accountId: string
   const handlers = new Map<string, Handler>()
   let commands: { agentId: string; command: HubPayload<'command'> }[]
 
   const presence = async (agentId: string, payload: HubPayload<'presence'>) => {
     await handlers.get('presence')?.(agentId, payload)
-    await dispatcher.handled()
+    await hubPresence.handled()
   }
 
   beforeEach(async () => {
@@ -37,18 +37,11 @@ describe('answering a hub that asks whether its presence was recorded', () => {
         handlers.set(topic, handler as Handler)
       },
     }
-    dispatcher = new Dispatcher({
-      storage: t.storage,
-      bus,
-      logger: pino({ level: 'silent' }),
-      publicUrl: 'http://127.0.0.1:8080',
-      pendingExpirySeconds: 3600,
-      cancelConfirmTimeoutMs: 100,
-    })
-    await dispatcher.start()
+    hubPresence = new HubPresence({ storage: t.storage, bus, logger: pino({ level: 'silent' }) })
+    await hubPresence.start()
   })
   afterEach(async () => {
-    await dispatcher.stop()
+    await hubPresence.stop()
     await t.close()
   })
 

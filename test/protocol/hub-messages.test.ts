@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest'
-import { decodeHubMessage } from '../../cloud/broker/hub-bus.ts'
+import { decodeHubMessage } from '../../protocol/hub-message-decoder.ts'
 import { parseHubTopic } from '../../protocol/hub-messages.ts'
 
 const JOB = '6f1c2b7e-8d4a-4e6f-9a0b-1c2d3e4f5a6b'
@@ -34,6 +34,18 @@ describe('hub messages on the wire', () => {
     const decoded = decodeHubMessage('job-ack', payload)
     expect(decoded.ok).toBe(false)
     expect(decoded.ok ? '' : decoded.reason).toContain(reason)
+  })
+
+  it('reads a payload of bytes as UTF-8', () => {
+    const ack = { v: 1, print_job_id: JOB, at: '2026-11-22T00:00:00.000Z' }
+    expect(decodeHubMessage('job-ack', Buffer.from(JSON.stringify(ack)))).toEqual({ ok: true, value: ack })
+    const withMark = Buffer.concat([Buffer.from([0xef, 0xbb, 0xbf]), Buffer.from(JSON.stringify(ack))])
+    expect(decodeHubMessage('job-ack', withMark)).toEqual({ ok: false, reason: 'not JSON' })
+  })
+
+  it('refuses a message that is valid for another topic', () => {
+    const ack = { v: 1, print_job_id: JOB, at: '2026-11-22T00:00:00.000Z' }
+    expect(decodeHubMessage('command', JSON.stringify(ack)).ok).toBe(false)
   })
 
   it('refuses a status with a failure reason outside the catalogue', () => {

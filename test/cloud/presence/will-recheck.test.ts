@@ -1,7 +1,7 @@
 import { pino } from 'pino'
 import { afterEach, beforeEach, describe, expect, it } from 'vitest'
 import type { HubBus } from '../../../cloud/broker/hub-bus.ts'
-import { Dispatcher } from '../../../cloud/dispatch/dispatcher.ts'
+import { HubPresence } from '../../../cloud/presence/hub-presence.ts'
 import { PROTOCOL_VERSION } from '../../../protocol/hub-messages.ts'
 import { storageEngine, type TestStorage } from '../storage/engines.ts'
 
@@ -17,7 +17,7 @@ const RECHECK_MS = 200
 describe('asking hubs taken offline by a last will who is here', () => {
   const engineUnderTest = storageEngine('sqlite')
   let t: TestStorage
-  let dispatcher: Dispatcher
+  let hubPresence: HubPresence
   let hubId: string
   /** Another hub of the shop: its will, made after the fact under test, is the sentinel that comes later. */
   let laterHubId: string
@@ -30,7 +30,7 @@ describe('asking hubs taken offline by a last will who is here', () => {
 
   const presence = async (online: boolean, session: string, agentId = hubId) => {
     await handlers.get('presence')?.(agentId, { v: PROTOCOL_VERSION, online, session })
-    await dispatcher.handled()
+    await hubPresence.handled()
   }
   const online = async () => (await t.storage.agents.findById(hubId))?.online
   /**
@@ -41,7 +41,7 @@ describe('asking hubs taken offline by a last will who is here', () => {
     await presence(true, 'later', laterHubId)
     await presence(false, 'later', laterHubId)
     await expect.poll(() => announces.includes(laterHubId), { interval: 10, timeout: 10_000 }).toBe(true)
-    await dispatcher.stop()
+    await hubPresence.stop()
   }
 
   beforeEach(async () => {
@@ -63,19 +63,16 @@ describe('asking hubs taken offline by a last will who is here', () => {
         handlers.set(topic, handler as Handler)
       },
     }
-    dispatcher = new Dispatcher({
+    hubPresence = new HubPresence({
       storage: t.storage,
       bus,
       logger: pino({ level: 'silent' }),
-      publicUrl: 'http://127.0.0.1:8080',
-      pendingExpirySeconds: 3600,
-      cancelConfirmTimeoutMs: 100,
       willRecheckMs: RECHECK_MS,
     })
-    await dispatcher.start()
+    await hubPresence.start()
   })
   afterEach(async () => {
-    await dispatcher.stop()
+    await hubPresence.stop()
     await t.close()
   })
 

@@ -5,7 +5,7 @@ import { createLogger } from './logging.ts'
 import type { startCloud } from './server.ts'
 
 /**
- * The cloud CLI (DESIGN: Stable operator interface). Each command prints one JSON object on stdout; errors
+ * The cloud CLI (docs/operations.md: operator commands). Each command prints one JSON object on stdout; errors
  * are one line on stderr with a non-zero exit. Commands work on DATA_DIR whether or not the server runs.
  */
 async function serve(): Promise<void> {

@@ -27,7 +27,7 @@ import { HubUpdater } from './update/hub-updater.ts'
 import { InstallLayout } from './update/install-layout.ts'
 
 /**
- * The hub CLI (DESIGN: Stable operator interface), `print-hub` once installed:
+ * The hub CLI (docs/running-a-hub.md), `print-hub` once installed:
  *   hub run --cloud URL --data DIR [--enroll TOKEN] [--printer URI]...
  * The first run claims the enrollment token, or without one pairs by a code (hub/pairing/pair-hub.ts), and
  * keeps the hub's credential in DIR (mode 0600); later runs need neither. Errors are one line on stderr with a non-zero exit.

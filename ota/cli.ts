@@ -17,7 +17,7 @@ import { writeReleaseKey } from './release-key.ts'
 import { resignCatalog, withdrawRelease } from './resign.ts'
 
 /**
- * The release builder's CLI (DESIGN: Stable operator interface): `build --version X.Y.Z --out DIR`,
+ * The release builder's CLI (docs/releases.md): `build --version X.Y.Z --out DIR`,
  * `publish --from DIR`, `withdraw VERSION`, `resign` and `keygen --out DIR`. Each prints one JSON object on
  * stdout; errors are one line on stderr, exit code 2 for a usage error and 1 otherwise.
  */

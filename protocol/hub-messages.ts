@@ -5,7 +5,7 @@ import { PrinterCapabilities } from './printer.ts'
 import { PrinterHealth } from './printer-health.ts'
 
 /**
- * Hub ↔ cloud messages over MQTT (DESIGN: one print job, end to end). Every message carries `v`, the
+ * Hub ↔ cloud messages over MQTT (docs/architecture.md: a job, end to end). Every message carries `v`, the
  * protocol version; a receiver refuses versions it does not know. Additive fields keep the version.
  */
 export const PROTOCOL_VERSION = 1

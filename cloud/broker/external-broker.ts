@@ -18,7 +18,7 @@ import type { HubBus } from './hub-bus.ts'
 import { SHARE_GROUP } from './mosquitto-config.ts'
 
 /**
- * The cloud on an external Mosquitto 2.0 (MQTT_URL; DESIGN: beyond one machine). One MQTT 5 connection per
+ * The cloud on an external Mosquitto 2.0 (MQTT_URL; docs/several-nodes.md). One MQTT 5 connection per
  * node, with the cloud's own credential, carries:
  * - the HubBus: the hubs' topics through the shared subscription `$share/print-hub-cloud/hubs/+/<topic>`, so
  *   that every hub message goes to exactly one node (MQTT 5 §4.8.2); QoS 1 both ways. The node's session

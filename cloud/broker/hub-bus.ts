@@ -10,7 +10,7 @@ import {
 } from '../../protocol/hub-messages.ts'
 
 /**
- * The cloud's small publish/subscribe interface to hubs (DESIGN: beyond one machine). Payloads are JSON,
+ * The cloud's small publish/subscribe interface to hubs (docs/architecture.md: growing beyond one machine). Payloads are JSON,
  * checked against the protocol schemas on the way in; a message that fails is logged and dropped.
  */
 export interface HubBus {

@@ -4,7 +4,7 @@ import path from 'node:path'
 import { HUB_TOPICS, type HubTopic, TOPIC_PREFIX } from '../../protocol/hub-messages.ts'
 
 /**
- * What an external Mosquitto 2.0 needs to serve as the cloud's broker (DESIGN: beyond one machine): its
+ * What an external Mosquitto 2.0 needs to serve as the cloud's broker (docs/mqtt-broker.md): its
  * configuration file and the initial state of its dynamic-security plugin, which holds the cloud's own client
  * (the admin that manages hubs and reads their messages) and, as hubs enrol, one client and role per hub
  * (cloud/broker/dynsec.ts). `cloud mosquitto-config --dir DIR` writes these; tests start Mosquitto from them.
@@ -59,11 +59,12 @@ export function mosquittoConfText(options: MosquittoConfOptions): string {
     ...(options.tls ? [`certfile ${options.tls.certFile}`, `keyfile ${options.tls.keyFile}`] : []),
     `plugin ${options.pluginPath}`,
     `plugin_opt_config_file ${path.join(dir, DYNSEC_FILE)}`,
-    // The cloud nodes' sessions (clean start false) survive a restart; their shared subscriptions are made
-    // again on reconnect (docs/architecture.md: a broker restart).
+    // Every session, the nodes' and the hubs', now ends with its connection (docs/several-nodes.md: nodes
+    // come and go), so the store holds little over a restart; it stays on at no cost.
     'persistence true',
     `persistence_location ${dir}${path.sep}`,
-    // Hub reports wait here while every cloud node is away: never drop one the broker acknowledged.
+    // A node's backlog of hub messages beyond those in flight (a reconnect storm): never drop one the broker
+    // acknowledged to a hub.
     'max_queued_messages 1000000',
     // Every packet, the CONNECT included: Mosquitto 2.0 has no smaller bound before login, nor a connect
     // timeout. Hubs reach it through the front that keeps those (hub-front-config.ts).

@@ -4,7 +4,7 @@ import { SCOPES, type Scope } from '../../protocol/enums.ts'
 import { applicationKeyFrom } from '../developer/public-keys.ts'
 import { type Environment, NotFoundError, option, RefusedError, UsageError, withStorage } from './common.ts'
 
-/** Developer applications from the command line (DESIGN: Stable operator interface; issue 10 point 1). */
+/** Developer applications from the command line (docs/operations.md, docs/developer-platform.md). */
 
 async function readKey(file: string) {
   let text: string

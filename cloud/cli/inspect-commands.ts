@@ -3,7 +3,7 @@ import type { PageOf } from '../../protocol/pagination.ts'
 import type { Storage } from '../storage/storage.ts'
 import { type Environment, NotFoundError, option, RefusedError, UsageError, withStorage } from './common.ts'
 
-/** What an operator can look at and tidy up from the command line (DESIGN: Stable operator interface). */
+/** What an operator can look at and tidy up from the command line (docs/operations.md: operator commands). */
 
 const PAGE = 100
 

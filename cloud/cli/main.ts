@@ -12,7 +12,7 @@ export interface CliOutput {
 }
 
 /**
- * The cloud CLI (DESIGN: Stable operator interface) for every command but `serve`: help, or one JSON object on
+ * The cloud CLI (docs/operations.md: operator commands) for every command but `serve`: help, or one JSON object on
  * stdout, or one error line on stderr (with the usage for a usage error) → the exit code. `cloud/cli.ts` runs
  * it with the process's arguments, environment and streams; tests run it in-process with their own.
  */

@@ -37,7 +37,7 @@ const EXPIRY_BATCH = 500
 const MISSED_OFFER_GRACE_MS = 5000
 
 /**
- * The cloud end of DESIGN's "one print job, end to end": offers jobs to hubs, re-offers everything unfinished
+ * The cloud end of a job's way (docs/architecture.md: a job, end to end): offers jobs to hubs, re-offers everything unfinished
  * when a hub (re)connects (as cloud/presence/ tells it), asks hubs to drop jobs that are cancelled or expired,
  * and applies what hubs report of their jobs. The database is the source of truth; MQTT only carries
  * notifications; every status change goes through the job lifecycle (cloud/print-jobs/lifecycle.ts), so a

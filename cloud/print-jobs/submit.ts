@@ -34,7 +34,7 @@ function unknownReferences(...fields: Reference[]): ApiError {
   })
 }
 
-/** Creates print jobs: route check, queue capacity, then the pending job (DESIGN: one print job, end to end). */
+/** Creates print jobs: route check, queue capacity, then the pending job (docs/architecture.md: a job, end to end). */
 export interface PrintJobSubmitter {
   /** The account's printer, or a 422 naming printer_id (another account's printer is not disclosed). */
   printerFor(accountId: string, printerId: string): Promise<JobPrinter>

@@ -1,5 +1,5 @@
 /**
- * The hub CLI's usage and help texts (DESIGN: Stable operator interface), in the words of the command a person
+ * The hub CLI's usage and help texts (docs/running-a-hub.md), in the words of the command a person
  * types: `print-hub` on an installed hub, `hub` (the npm script) in a checkout.
  */
 

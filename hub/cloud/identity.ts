@@ -3,7 +3,7 @@ import path from 'node:path'
 import { type Static, Type } from 'typebox'
 import { Compile } from 'typebox/compile'
 
-/** What the hub keeps after enrollment: who it is and its secret (file mode 0600, DESIGN: secrets). */
+/** What the hub keeps after enrollment: who it is and its secret (file mode 0600, docs/architecture.md: what keeps it safe). */
 export const HubIdentity = Type.Object({
   agent_id: Type.String({ format: 'uuid' }),
   account_id: Type.String({ format: 'uuid' }),

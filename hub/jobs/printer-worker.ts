@@ -53,7 +53,7 @@ const WAIT_REASON: Partial<Record<HealthState, FailureReason>> = {
 const MAX_RETRY_AFTER_MS = 60_000
 
 /**
- * Prints one printer's jobs, one at a time, in creation order (DESIGN: never lose, never double). Each job:
+ * Prints one printer's jobs, one at a time, in creation order (docs/architecture.md: what keeps it safe). Each job:
  * check its deadline, download and verify the document, wait for a printer that can print, mark it
  * `printing` durably, write its bytes (a RAW payload `copies` times; a PDF rendered page by page, see
  * print-pdf.ts), mark it `printed`. Once `printing` is recorded, a failure of the printer is `interrupted`:

@@ -5,7 +5,7 @@ import type { WaitingReason } from '../../protocol/print-job.ts'
 import { migrateSpool, SPOOL_MIGRATIONS, type SpoolMigration, type SpoolVersion } from './spool-migrations.ts'
 
 /**
- * The hub's spool (DESIGN: never lose, never double): every job offer and every message for the cloud is in
+ * The hub's spool (docs/architecture.md: what keeps it safe): every job offer and every message for the cloud is in
  * SQLite before anything is acknowledged or sent. A job is marked `printing` durably BEFORE its first byte
  * goes to the printer; a job found `printing` at start-up may have reached paper, so it is failed with
  * `interrupted` and never printed again.

@@ -12,7 +12,7 @@ import type { PrinterSpec, TransportSpec } from './printer-spec.ts'
 import { languageOfUsbVendor } from './usb-vendors.ts'
 
 /**
- * Printer URIs (DESIGN: Stable operator interface), in the style of CUPS device URIs:
+ * Printer URIs (docs/running-a-hub.md), in the style of CUPS device URIs:
  *   socket://HOST[:PORT]                      raw TCP, port 9100 by default
  *   serial:/dev/ttyUSB0?baud=19200&parity=none&data_bits=8&stop_bits=1&flow=none|rtscts|xonxoff
  *   usblp:/dev/usb/lp0                        the Linux usblp character device

@@ -1,5 +1,5 @@
 /**
- * A connection to one printer (DESIGN: hardware sits behind small interfaces). Every transport — raw TCP,
+ * A connection to one printer (hardware sits behind small interfaces). Every transport — raw TCP,
  * serial, the Linux usblp device, libusb bulk endpoints — implements this, has a test double, and passes the
  * same contract suite.
  */

@@ -16,7 +16,7 @@ describe('cloud configuration', () => {
     for (const dir of dirs.splice(0)) dir.remove()
   })
 
-  it('uses the embedded defaults of DESIGN.md', () => {
+  it('uses the embedded defaults', () => {
     const dir = dataDir()
     const config = loadConfig({ DATA_DIR: dir })
     expect(config).toMatchObject({

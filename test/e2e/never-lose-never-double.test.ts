@@ -20,7 +20,7 @@ const receipt = (n: number) =>
   Buffer.from(`\x1b@JOB-${String(n).padStart(4, '0')} thank you\n\x1dVB\x00`, 'latin1')
 
 /**
- * The invariant of DESIGN "never lose, never double": every job ends printed, or failed as `interrupted`
+ * The invariant "never lose, never double" (docs/architecture.md: what keeps it safe): every job ends printed, or failed as `interrupted`
  * (its bytes may have reached the printer); a printed job's bytes are at the printer exactly once, an
  * interrupted one's at most once; nothing is printed twice and nothing is left behind.
  */

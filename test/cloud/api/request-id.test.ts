@@ -19,7 +19,7 @@ import {
   UUID,
 } from './api-helpers.ts'
 
-// X-Request-Id on every response (spec: Errors, Limits), and on the log lines of the request (DESIGN: Logs).
+// X-Request-Id on every response (spec: Errors, Limits), and on the log lines of the request (docs/operations.md: logs).
 
 const SAFE_128 = `${'a'.repeat(60)}.B_9:-${'z'.repeat(62)}`
 

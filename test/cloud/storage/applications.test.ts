@@ -134,7 +134,7 @@ describe.each(ENGINES)('developer platform storage on %s', (engine) => {
 })
 
 /**
- * Two cloud nodes on one PostgreSQL database (DESIGN: Beyond one machine): an assertion sent to both at once
+ * Two cloud nodes on one PostgreSQL database (docs/several-nodes.md): an assertion sent to both at once
  * is accepted by exactly one, and one customer is provisioned once.
  */
 describe('two nodes on one PostgreSQL database', () => {

@@ -9,7 +9,7 @@ import {
 import { PrinterCapabilities } from '../../../protocol/printer.ts'
 
 describe('parsePrinterUri', () => {
-  it('parses the DESIGN examples', () => {
+  it('parses the documented examples', () => {
     expect(parsePrinterUri('socket://10.0.0.5:9100?language=zpl&dpi=203&width_mm=104&name=Labels')).toEqual({
       key: 'socket://10.0.0.5:9100',
       name: 'Labels',

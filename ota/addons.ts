@@ -15,6 +15,7 @@ import { createRequire } from 'node:module'
 import path from 'node:path'
 import { promisify } from 'node:util'
 import type { TargetArchitecture } from './architectures.ts'
+import { partialName } from './cache-entry.ts'
 import { checkElf, type Runtime } from './runtime.ts'
 import { targetLibraries } from './target-libraries.ts'
 
@@ -142,8 +143,9 @@ async function buildAddon(
       built,
     ])
     mkdirSync(path.dirname(cached), { recursive: true })
-    copyFileSync(built, `${cached}.partial`)
-    renameSync(`${cached}.partial`, cached)
+    const partial = partialName(cached)
+    copyFileSync(built, partial)
+    renameSync(partial, cached)
     return cached
   } finally {
     rmSync(work, { recursive: true, force: true })

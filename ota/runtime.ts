@@ -1,17 +1,9 @@
 import { execFileSync } from 'node:child_process'
-import {
-  copyFileSync,
-  cpSync,
-  existsSync,
-  mkdirSync,
-  mkdtempSync,
-  readFileSync,
-  renameSync,
-  rmSync,
-} from 'node:fs'
+import { copyFileSync, cpSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync } from 'node:fs'
 import { homedir } from 'node:os'
 import path from 'node:path'
 import { elfTarget, type TargetArchitecture } from './architectures.ts'
+import { putInCache } from './cache-entry.ts'
 
 /**
  * The Node.js runtime a hub package carries: an official binary from the npm packages of Node.js builds
@@ -78,8 +70,7 @@ export function nodeRuntime(cache: string, target: TargetArchitecture): Runtime 
       const reported = execFileSync(path.join(staged, 'bin/node'), ['--version'], { encoding: 'utf8' }).trim()
       if (reported !== `v${version}`) throw new Error(`${name}@${version} runs as ${reported}`)
     }
-    rmSync(dir, { recursive: true, force: true })
-    renameSync(staged, dir)
+    putInCache(staged, dir, complete)
   } finally {
     rmSync(work, { recursive: true, force: true })
   }

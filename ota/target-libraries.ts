@@ -1,7 +1,8 @@
 import { execFileSync } from 'node:child_process'
-import { existsSync, mkdirSync, mkdtempSync, readdirSync, renameSync, rmSync } from 'node:fs'
+import { existsSync, mkdirSync, mkdtempSync, readdirSync, rmSync } from 'node:fs'
 import path from 'node:path'
 import type { TargetArchitecture } from './architectures.ts'
+import { putInCache } from './cache-entry.ts'
 
 /**
  * The target's system libraries the native addons link against, and their headers: Debian's own packages for
@@ -22,8 +23,9 @@ export interface TargetLibraries {
 export function targetLibraries(cache: string, target: TargetArchitecture): TargetLibraries {
   const dir = path.join(cache, 'target-libraries', target.debian)
   const libs = { include: path.join(dir, 'usr/include'), lib: path.join(dir, 'usr/lib', target.triplet) }
-  if (existsSync(path.join(libs.lib, 'libgs.so')) && existsSync(path.join(libs.lib, 'libudev.so')))
-    return libs
+  const complete = () =>
+    existsSync(path.join(libs.lib, 'libgs.so')) && existsSync(path.join(libs.lib, 'libudev.so'))
+  if (complete()) return libs
   mkdirSync(path.dirname(dir), { recursive: true })
   const work = mkdtempSync(path.join(path.dirname(dir), '.fetch-'))
   try {
@@ -43,8 +45,7 @@ export function targetLibraries(cache: string, target: TargetArchitecture): Targ
     }
     const staged = path.join(work, 'root')
     for (const deb of readdirSync(debs)) execFileSync('dpkg-deb', ['-x', path.join(debs, deb), staged])
-    rmSync(dir, { recursive: true, force: true })
-    renameSync(staged, dir)
+    putInCache(staged, dir, complete)
   } finally {
     rmSync(work, { recursive: true, force: true })
   }

@@ -15,9 +15,9 @@ export interface BuiltRelease {
  * once its native addons are in the cache, about 1 min more each the first time: ota/addons.ts), the release
  * key's public half taken from OTA_SIGNING_KEY.
  *
- * One build at a time on this machine (flock on a file in the OTA cache): test files in parallel workers would
- * otherwise fill the cache at once on a fresh machine (two builds fetching the same runtime, or compiling the
- * same addon into the same `.partial` file), and each build keeps a core busy anyway.
+ * One build at a time on this machine (flock on a file in the OTA cache): each build keeps a core busy, and on a
+ * fresh machine test files in parallel workers would each fetch the same runtime and compile the same addons
+ * (which is safe, ota/cache-entry.ts, but twice the work).
  */
 export function otaBuild(
   version: string,

@@ -120,7 +120,7 @@ beforeAll(async () => {
   work = await newTempDir('ota-update-')
   keyFile = writeReleaseKey(path.join(work, 'keys')).private_key_file
   out = {}
-  // One after the other: two builds at once would share the runtime cache as it is first filled.
+  // One after the other: otaBuild takes one build at a time anyway.
   for (const version of [OLD, NEW]) {
     out[version] = path.join(work, `out-${version}`)
     const build = await otaBuild(version, out[version]!, keyFile)

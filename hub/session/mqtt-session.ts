@@ -123,7 +123,7 @@ export class MqttSession {
   async stop(): Promise<void> {
     this.#stopped = true
     clearTimeout(this.#timer)
-    clearTimeout(this.#confirmTimer)
+    this.#stopAwaitingConfirmation()
     const client = this.#client
     this.#client = undefined
     if (!client) return
@@ -186,7 +186,7 @@ export class MqttSession {
       if (connected) logger.warn({ err: error.message }, 'mqtt error')
     })
     client.on('close', () => {
-      if (this.#client === client) clearTimeout(this.#confirmTimer)
+      if (this.#client === client) this.#stopAwaitingConfirmation()
       for (const abandon of this.#inFlight) abandon(new Error('connection closed before PUBACK'))
       this.#inFlight.clear()
       if (this.#client !== client || this.#stopped) return
@@ -255,12 +255,26 @@ export class MqttSession {
     return { v: PROTOCOL_VERSION, online: true, session: this.#session, confirm: true }
   }
 
+  /**
+   * Whether the hub still waits for the cloud to record this connection's presence (it announces itself again
+   * meanwhile); false once the cloud answered `presence_recorded`, and while disconnected.
+   */
+  get awaitingPresenceConfirmation(): boolean {
+    return this.#confirmTimer !== undefined
+  }
+
+  #stopAwaitingConfirmation(): void {
+    clearTimeout(this.#confirmTimer)
+    this.#confirmTimer = undefined
+  }
+
   /** Announces the hub again if the cloud has not recorded its presence in time, waiting longer each time. */
   #awaitConfirmation(): void {
     clearTimeout(this.#confirmTimer)
     const wait = this.#confirmWaitMs * (1 + Math.random() / 2)
     this.#confirmWaitMs = Math.min(PRESENCE_CONFIRM_MAX_MS, this.#confirmWaitMs * 2)
     this.#confirmTimer = setTimeout(() => {
+      this.#confirmTimer = undefined
       if (this.#stopped || !this.connected) return
       this.#o.logger.info(
         { session: this.#session },
@@ -302,7 +316,7 @@ export class MqttSession {
     if (command.command === 'announce') this.#announce()
     else if (command.command === 'presence_recorded') {
       // An answer about an older connection says nothing of this one.
-      if (command.session === this.#session) clearTimeout(this.#confirmTimer)
+      if (command.session === this.#session) this.#stopAwaitingConfirmation()
     } else this.#o.onCommand(command)
   }
 }

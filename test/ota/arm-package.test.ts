@@ -1,9 +1,26 @@
 import { execFileSync } from 'node:child_process'
-import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs'
+import {
+  existsSync,
+  mkdirSync,
+  mkdtempSync,
+  readdirSync,
+  readFileSync,
+  renameSync,
+  rmSync,
+  statSync,
+  symlinkSync,
+  writeFileSync,
+} from 'node:fs'
 import path from 'node:path'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { elfTarget, TARGETS } from '../../ota/architectures.ts'
-import { MANIFEST, type ReleaseManifest, sha256File, tarballArguments } from '../../ota/build.ts'
+import {
+  MANIFEST,
+  type ReleaseManifest,
+  sha256File,
+  INSTALL_ROOT as TARBALL_ROOT,
+  tarballArguments,
+} from '../../ota/build.ts'
 import { writeReleaseKey } from '../../ota/release-key.ts'
 import type { Agent } from '../../protocol/agent.ts'
 import { ApiClient } from '../e2e/api-client.ts'
@@ -46,7 +63,6 @@ type ArmArch = (typeof ARCHES)[number]
 const MIRROR = 'http://deb.debian.org/debian'
 const UNIT = '/lib/systemd/system/print-hub.service'
 const SETTINGS = '/etc/default/print-hub'
-const INSTALL_ROOT = '/opt/print-hub'
 /** Counted from the switch; under emulation a release takes 4-10 s to connect. */
 const TRIAL_MS = 60_000
 const support = Object.fromEntries(ARCHES.map((arch) => [arch, available(arch)])) as Record<
@@ -76,6 +92,7 @@ const PDF = makePdf(1, 'ARM hub')
 let work: string
 let keyFile: string
 let cloud: CloudProcess
+const INSTALL_ROOT = '/opt/print-hub'
 const fileTimings: Record<string, string> = {}
 const builds = new Map<string, Promise<string>>()
 const publishes = new Map<string, Promise<void>>()
@@ -100,43 +117,68 @@ function built(version: string): Promise<string> {
 }
 
 /**
- * Release `version`'s tarballs made to fail at once when started: lib/hub.mjs replaced by a script that says
- * so and exits 1, the tarball repacked as `ota build` packs it, and release.json given its new size and
- * SHA-256, so that the release is published, signed and verified like any other.
+ * Release `version` made from release `from`'s tarballs to fail at once when started, without a build of its
+ * own: releases/FROM renamed releases/VERSION (its release.json saying so, `current` pointing there) and its
+ * lib/hub.mjs replaced by a script that says so and exits 1, repacked as `ota build` packs a tarball, with a
+ * release.json of its own for `ota publish`, so that the release is published, signed and verified like any
+ * other. Only the tarballs: a hub updates itself from those.
  */
-async function breakRelease(outDir: string, version: string): Promise<void> {
-  const manifestFile = path.join(outDir, MANIFEST)
-  const manifest = JSON.parse(readFileSync(manifestFile, 'utf8')) as ReleaseManifest
+async function brokenRelease(from: string, version: string): Promise<string> {
+  const fromDir = await built(from)
+  const outDir = path.join(work, `out-${version}`)
+  mkdirSync(outDir)
+  const fromManifest = JSON.parse(readFileSync(path.join(fromDir, MANIFEST), 'utf8')) as ReleaseManifest
+  const manifest: ReleaseManifest = { ...fromManifest, version, installers: [] }
   for (const arch of offered) {
-    const file = path.join(outDir, tarballOf(version, arch))
     const stage = mkdtempSync(path.join(work, `broken-${arch}-`))
-    execFileSync('tar', ['--extract', '--gzip', '--file', file, '--directory', stage])
-    const bundle = path.join(stage, INSTALL_ROOT, 'releases', version, 'lib/hub.mjs')
+    execFileSync('tar', [
+      '--extract',
+      '--gzip',
+      '--file',
+      path.join(fromDir, tarballOf(from, arch)),
+      '--directory',
+      stage,
+    ])
+    const releases = path.join(stage, TARBALL_ROOT, 'releases')
+    renameSync(path.join(releases, from), path.join(releases, version))
+    const releaseJson = path.join(releases, version, MANIFEST)
+    writeFileSync(
+      releaseJson,
+      readFileSync(releaseJson, 'utf8').replace(`"version": "${from}"`, `"version": "${version}"`),
+    )
+    expect(JSON.parse(readFileSync(releaseJson, 'utf8')).version).toBe(version)
+    const current = path.join(stage, TARBALL_ROOT, 'current')
+    rmSync(current)
+    symlinkSync(`releases/${version}`, current)
+    const bundle = path.join(releases, version, 'lib/hub.mjs')
     expect(statSync(bundle).size).toBeGreaterThan(100_000)
     writeFileSync(
       bundle,
       `process.stderr.write('release ${version}: broken on purpose\\n')\nprocess.exit(1)\n`,
     )
+    const file = path.join(outDir, tarballOf(version, arch))
     execFileSync('tar', tarballArguments(file, stage))
     rmSync(stage, { recursive: true, force: true })
-    const installer = manifest.installers.find((i) => i.filename === tarballOf(version, arch))!
-    installer.size_bytes = statSync(file).size
-    installer.sha256 = await sha256File(file)
+    const installer = fromManifest.installers.find((i) => i.filename === tarballOf(from, arch))!
+    manifest.installers.push({
+      ...installer,
+      filename: tarballOf(version, arch),
+      size_bytes: statSync(file).size,
+      sha256: await sha256File(file),
+    })
   }
-  writeFileSync(manifestFile, `${JSON.stringify(manifest, null, 2)}\n`)
+  writeFileSync(path.join(outDir, MANIFEST), `${JSON.stringify(manifest, null, 2)}\n`)
+  return outDir
 }
 
-/** `ota publish` of `version` to the cloud, once for the file (C broken first). */
+/** `ota publish` of `version` to the cloud, once for the file (C made broken from B). */
 function published(version: string): Promise<void> {
   let done = publishes.get(version)
   if (!done) {
     done = (async () => {
-      const out = await built(version)
-      if (version === C) {
-        const t0 = Date.now()
-        await breakRelease(out, C)
-        fileTimings[`break ${C}`] = seconds(Date.now() - t0)
-      }
+      const t0 = Date.now()
+      const out = version === C ? await brokenRelease(B, C) : await built(version)
+      if (version === C) fileTimings[`${C} from ${B}, broken`] = seconds(Date.now() - t0)
       const publish = runCli('ota/cli.ts', ['publish', '--from', out], {
         DATA_DIR: cloud.dataDir,
         OTA_SIGNING_KEY: keyFile,
@@ -404,6 +446,7 @@ describe.skipIf(offered.length === 0)('the ARM packages in Debian 12 roots under
         '--optimize-for-size',
         '--single-threaded',
         '--liftoff-only',
+        '--wasm-lazy-compilation',
         '/opt/print-hub/current/lib/hub.mjs',
         ...argv.slice(1),
       ])

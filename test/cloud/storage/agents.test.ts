@@ -1,16 +1,9 @@
-import { afterEach, beforeEach, describe, expect, it } from 'vitest'
-import { ENGINES, storageEngine, type TestStorage } from './engines.ts'
+import { describe, expect, it } from 'vitest'
+import { ENGINES, storageForEachTest } from './engines.ts'
 
 /** The write each state report of a hub makes (its presence: hub-presence.test.ts), on both engines. */
 describe.each(ENGINES)('hubs on %s', (engine) => {
-  const engineUnderTest = storageEngine(engine)
-  let t: TestStorage
-  beforeEach(async () => {
-    t = await engineUnderTest.open()
-  })
-  afterEach(async () => {
-    await t.close()
-  })
+  const t = storageForEachTest(engine)
 
   it("records a reported version and answers, in the same statement, with what the hub's release roll-out reads", async () => {
     const accountId = (await t.storage.accounts.create('Shop')).account_id

@@ -1,9 +1,9 @@
 import { randomUUID } from 'node:crypto'
-import { afterEach, beforeEach, describe, expect, it } from 'vitest'
+import { describe, expect, it } from 'vitest'
 import { hashSecret } from '../../../cloud/auth/secrets.ts'
 import type { PrintJobStatus } from '../../../protocol/enums.ts'
 import { RECEIPT_PRINTER } from '../test-cloud.ts'
-import { ENGINES, storageEngine, type TestStorage } from './engines.ts'
+import { ENGINES, storageForEachTest } from './engines.ts'
 import { storeJob } from './stored-jobs.ts'
 
 /**
@@ -11,15 +11,7 @@ import { storeJob } from './stored-jobs.ts'
  * revoked, renaming one, its pending enrollments, and its jobs of a period counted by status.
  */
 describe.each(ENGINES)('console reads on %s', (engine) => {
-  const engineUnderTest = storageEngine(engine)
-  let t: TestStorage
-
-  beforeEach(async () => {
-    t = await engineUnderTest.open()
-  })
-  afterEach(async () => {
-    await t.close()
-  })
+  const t = storageForEachTest(engine)
 
   const account = async (name = 'Shop') => (await t.storage.accounts.create(name)).account_id
 

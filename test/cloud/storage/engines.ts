@@ -1,4 +1,5 @@
 import type { Kysely } from 'kysely'
+import { afterEach, beforeEach } from 'vitest'
 import { type OpenDatabase, openDatabase } from '../../../cloud/storage/database.ts'
 import type { Engine } from '../../../cloud/storage/engine.ts'
 import type { Database } from '../../../cloud/storage/schema.ts'
@@ -56,6 +57,40 @@ export function storageEngine(engine: Engine) {
           remove()
         },
       }
+    },
+  }
+}
+
+/**
+ * A fresh database on `engine` for each test of the calling describe block, opened before the test and closed
+ * after it: its storage, query builder, directory and settings, read within a test.
+ */
+export function storageForEachTest(engine: Engine): Omit<TestStorage, 'close'> {
+  const engineUnderTest = storageEngine(engine)
+  let current: TestStorage | undefined
+  beforeEach(async () => {
+    current = await engineUnderTest.open()
+  })
+  afterEach(async () => {
+    await current?.close()
+    current = undefined
+  })
+  const open = (): TestStorage => {
+    if (!current) throw new Error('the test storage is open only while a test runs')
+    return current
+  }
+  return {
+    get storage() {
+      return open().storage
+    },
+    get db() {
+      return open().db
+    },
+    get dataDir() {
+      return open().dataDir
+    },
+    get settings() {
+      return open().settings
     },
   }
 }

@@ -1,19 +1,12 @@
-import { afterEach, beforeEach, describe, expect, it } from 'vitest'
-import { ENGINES, storageEngine, type TestStorage } from './engines.ts'
+import { describe, expect, it } from 'vitest'
+import { ENGINES, storageForEachTest } from './engines.ts'
 
 /**
  * A hub's presence: online and offline by session, and the hubs an external broker's nodes (unrevokedIds) or
  * the will recheck (offlineAmong) ask to announce themselves, on both engines.
  */
 describe.each(ENGINES)('hub presence on %s', (engine) => {
-  const engineUnderTest = storageEngine(engine)
-  let t: TestStorage
-  beforeEach(async () => {
-    t = await engineUnderTest.open()
-  })
-  afterEach(async () => {
-    await t.close()
-  })
+  const t = storageForEachTest(engine)
 
   it('lists every hub that is not revoked, online or not, in every account', async () => {
     const ids: string[] = []

@@ -1,27 +1,22 @@
-import { afterEach, beforeEach, describe, expect, it } from 'vitest'
+import { beforeEach, describe, expect, it } from 'vitest'
 import { printerIdFor } from '../../../cloud/auth/stable-id.ts'
 import type { HubPrinter } from '../../../protocol/hub-messages.ts'
 import { RECEIPT_PRINTER } from '../test-cloud.ts'
-import { ENGINES, storageEngine, type TestStorage } from './engines.ts'
+import { ENGINES, storageForEachTest } from './engines.ts'
 
 /**
  * What many hubs' presences and state reports write when they are asked together (a fleet's connects and
  * health rounds, batched): each hub's own values, as if each were written alone, on both engines.
  */
 describe.each(ENGINES)('hubs reporting together on %s', (engine) => {
-  const engineUnderTest = storageEngine(engine)
-  let t: TestStorage
+  const t = storageForEachTest(engine)
   let accountId: string
   let hubs: string[]
   beforeEach(async () => {
-    t = await engineUnderTest.open()
     accountId = (await t.storage.accounts.create('Shop')).account_id
     hubs = []
     for (const name of ['one', 'two', 'three'])
       hubs.push((await t.storage.agents.insert({ account_id: accountId, name })).agent_id)
-  })
-  afterEach(async () => {
-    await t.close()
   })
 
   const printer = (key: string): HubPrinter => ({

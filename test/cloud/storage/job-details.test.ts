@@ -1,21 +1,13 @@
 import { randomUUID } from 'node:crypto'
-import { afterEach, beforeEach, describe, expect, it } from 'vitest'
+import { describe, expect, it } from 'vitest'
 import { JobLifecycle } from '../../../cloud/print-jobs/lifecycle.ts'
 import { RECEIPT_PRINTER } from '../test-cloud.ts'
-import { ENGINES, storageEngine, type TestStorage } from './engines.ts'
+import { ENGINES, storageForEachTest } from './engines.ts'
 import { storeJob } from './stored-jobs.ts'
 
 /** printJobs.findDetails (the console's job page): the account's job with its cancel request, on both engines. */
 describe.each(ENGINES)('job details on %s', (engine) => {
-  const engineUnderTest = storageEngine(engine)
-  let t: TestStorage
-
-  beforeEach(async () => {
-    t = await engineUnderTest.open()
-  })
-  afterEach(async () => {
-    await t.close()
-  })
+  const t = storageForEachTest(engine)
 
   /** An account with one printer and one pending job on it. */
   const accountWithJob = async () => {

@@ -1,19 +1,16 @@
-import { afterEach, beforeEach, describe, expect, it } from 'vitest'
+import { beforeEach, describe, expect, it } from 'vitest'
 import { RECEIPT_PRINTER } from '../test-cloud.ts'
-import { ENGINES, storageEngine, type TestStorage } from './engines.ts'
+import { ENGINES, storageForEachTest } from './engines.ts'
 
 /** Keyset pages (cloud/storage/paging.ts): a cursor is looked up within the list it came from; on both engines. */
 describe.each(ENGINES)('paging through a list on %s', (engine) => {
-  const engineUnderTest = storageEngine(engine)
-  let t: TestStorage
+  const t = storageForEachTest(engine)
   let accountId: string
   let agentId: string
   beforeEach(async () => {
-    t = await engineUnderTest.open()
     accountId = (await t.storage.accounts.create('Shop')).account_id
     agentId = (await t.storage.agents.insert({ account_id: accountId, name: 'hub' })).agent_id
   })
-  afterEach(() => t.close())
 
   const addPrinter = async (account_id: string, agent_id: string, name: string) =>
     (await t.storage.printers.insert({ account_id, agent_id, name, capabilities: RECEIPT_PRINTER }))

@@ -1,8 +1,8 @@
-import { afterEach, beforeEach, describe, expect, it } from 'vitest'
+import { beforeEach, describe, expect, it } from 'vitest'
 import { printerIdFor } from '../../../cloud/auth/stable-id.ts'
 import type { HubPrinter } from '../../../protocol/hub-messages.ts'
 import { RECEIPT_PRINTER } from '../test-cloud.ts'
-import { ENGINES, storageEngine, type TestStorage } from './engines.ts'
+import { ENGINES, storageForEachTest } from './engines.ts'
 
 /**
  * A printer is online while its hub's latest state report names it and the hub is online. With several cloud
@@ -10,17 +10,12 @@ import { ENGINES, storageEngine, type TestStorage } from './engines.ts'
  * in either order, so neither write may depend on the other having been made first; on both engines.
  */
 describe.each(ENGINES)('printers online with their hub on %s', (engine) => {
-  const engineUnderTest = storageEngine(engine)
-  let t: TestStorage
+  const t = storageForEachTest(engine)
   let accountId: string
   let agentId: string
   beforeEach(async () => {
-    t = await engineUnderTest.open()
     accountId = (await t.storage.accounts.create('Shop')).account_id
     agentId = (await t.storage.agents.insert({ account_id: accountId, name: 'hub' })).agent_id
-  })
-  afterEach(async () => {
-    await t.close()
   })
 
   const reported = (key: string): HubPrinter => ({

@@ -1,4 +1,4 @@
-import { type ChildProcess, spawn } from 'node:child_process'
+import { type ChildProcess, spawn, spawnSync } from 'node:child_process'
 import { SerialPort } from 'serialport'
 import { ByteSink } from './byte-sink.ts'
 import type { TransportPeer } from './transport-contract.ts'
@@ -39,6 +39,22 @@ export function startPtyPair(): Promise<PtyPair> {
     child.once('error', reject)
     child.once('exit', (code) => reject(new Error(`socat exited (${code}) before it was ready: ${log}`)))
   })
+}
+
+/**
+ * How many bytes wait unread in a pseudo-terminal's input queue (FIONREAD, tty_ioctl(4)), read without taking
+ * them: what has reached `a` through socat. Node has no ioctl; Python's fcntl does.
+ */
+export function bytesWaiting(tty: string): number {
+  const script =
+    'import array,fcntl,os,sys,termios\n' +
+    'fd = os.open(sys.argv[1], os.O_RDONLY | os.O_NONBLOCK | os.O_NOCTTY)\n' +
+    "n = array.array('i', [0])\n" +
+    'fcntl.ioctl(fd, termios.FIONREAD, n)\n' +
+    'print(n[0])\n'
+  const result = spawnSync('python3', ['-c', script, tty], { encoding: 'utf8' })
+  if (result.status !== 0) throw new Error(`FIONREAD on ${tty} failed: ${result.stderr}`)
+  return Number(result.stdout)
 }
 
 /** The printer's side on the pty pair's `b` end, through node-serialport's own binding. */

@@ -42,9 +42,7 @@ PRINT_HUB_INSTALL_ROOT="$root"
 export PRINT_HUB_INSTALL_ROOT
 # V8 flags for a small appliance (docs/hub-updates.md, "Memory"): a young generation of 1 MB per semi-space, V8's
 # memory-over-speed heuristics, no V8 helper threads, and WebAssembly (Node's HTTP parser for fetch) compiled by
-# the baseline compiler only, each function when first called. Measured on the packaged hub, idle after 10 s,
-# five runs each: 85-88 MB without the first three, 77-78 MB with them; start-up to "hub ready" 0.3 s → 0.4-0.5 s.
-# The last two: see docs/hub-updates.md.
+# the baseline compiler only. Measured on the packaged hub, idle after 10 s, five runs each: 85-88 MB without the
+# first three, 77-78 MB with them; start-up to "hub ready" 0.3 s → 0.4-0.5 s. The fourth: see docs/hub-updates.md.
 exec "$root/current/runtime/bin/node" --max-semi-space-size=1 --optimize-for-size --single-threaded --liftoff-only \
-  --wasm-lazy-compilation \
   "$root/current/lib/hub.mjs" "$@"

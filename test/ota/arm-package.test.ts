@@ -446,7 +446,6 @@ describe.skipIf(offered.length === 0)('the ARM packages in Debian 12 roots under
         '--optimize-for-size',
         '--single-threaded',
         '--liftoff-only',
-        '--wasm-lazy-compilation',
         '/opt/print-hub/current/lib/hub.mjs',
         ...argv.slice(1),
       ])

@@ -281,12 +281,11 @@ describe('the packaged hub, unpacked and run from its built JavaScript', () => {
     // The launcher execs the release `current` points at.
     expect(cmdline[0]).toBe(path.join(scratch, 'opt/print-hub/current/runtime/bin/node'))
     // With the V8 flags that keep its idle memory down (packaging/print-hub.sh).
-    expect(cmdline.slice(1, 7)).toEqual([
+    expect(cmdline.slice(1, 6)).toEqual([
       '--max-semi-space-size=1',
       '--optimize-for-size',
       '--single-threaded',
       '--liftoff-only',
-      '--wasm-lazy-compilation',
       path.join(scratch, 'opt/print-hub/current/lib/hub.mjs'),
     ])
     expect(readlinkSync(`/proc/${hub.pid}/exe`)).toBe(path.join(scratch, RELEASE, 'runtime/bin/node'))

@@ -19,8 +19,7 @@ import { tempDir } from '../../helpers/temp-dir.ts'
 // stand-in `node`: a script that says which release ran, with which arguments, and exits with FAKE_EXIT.
 
 /** The V8 flags the launcher gives the hub (packaging/print-hub.sh: its idle memory). */
-const NODE_FLAGS =
-  '--max-semi-space-size=1 --optimize-for-size --single-threaded --liftoff-only --wasm-lazy-compilation'
+const NODE_FLAGS = '--max-semi-space-size=1 --optimize-for-size --single-threaded --liftoff-only'
 
 describe('the launcher: runs `current`, and rolls back a release on trial that did not come up', () => {
   let dir: ReturnType<typeof tempDir>

@@ -16,6 +16,7 @@ const E2E = [
   'test/cloud/health.test.ts',
   'test/cloud/api/rate-limit-redis.test.ts',
   'test/cloud/broker/{mosquitto-*,pre-login-probes,hub-front-tls}.test.ts',
+  'test/cloud/metrics/{metrics-nodes,metrics-serve}.test.ts',
   'test/helpers/*-server.test.ts',
   'test/hub/ipp/{ipp-printer,pwg-raster-printer}.test.ts',
   'test/hub/update/{hub-updater,launcher}.test.ts',

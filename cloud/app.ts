@@ -1,5 +1,6 @@
 import multipart from '@fastify/multipart'
 import Fastify, { type FastifyBaseLogger, type FastifyInstance, LogController } from 'fastify'
+import type { Registry } from 'prom-client'
 import type { CloudConfig } from './config.ts'
 import { type ConsoleClock, SYSTEM_CLOCK } from './console/console-context.ts'
 import { consolePlugin } from './console/console-plugin.ts'
@@ -7,6 +8,7 @@ import { createDocumentIntake } from './documents/intake.ts'
 import { createPdfInspector, type PdfInspector } from './documents/pdf-inspection.ts'
 import { ApiError } from './errors.ts'
 import type { SafeFetchOptions } from './fetch/safe-fetch.ts'
+import { httpMetricsPlugin } from './metrics/http-metrics.ts'
 import { authenticationPlugin } from './plugins/authentication.ts'
 import { bodyBudgetPlugin } from './plugins/body-budget.ts'
 import { errorHandlerPlugin, sendError, toApiError } from './plugins/error-handler.ts'
@@ -50,6 +52,8 @@ export interface AppDependencies {
   provisionHub?: (agentId: string, credential: string) => Promise<void>
   /** The console's clock (session expiry, sign-in throttling); the system's by default. */
   consoleClock?: ConsoleClock
+  /** Where every request's latency is recorded (METRICS_PORT); none by default. */
+  metrics?: Registry
 }
 
 const NO_JOB_EVENTS: JobEvents = {
@@ -112,6 +116,7 @@ export async function buildApp(deps: AppDependencies): Promise<FastifyInstance> 
   app.removeContentTypeParser('text/plain')
 
   await app.register(requestIdPlugin)
+  if (deps.metrics) await app.register(httpMetricsPlugin, { registry: deps.metrics })
   await app.register(errorHandlerPlugin)
   // With REDIS_URL the quotas are counted in Redis, shared by every cloud node (plugins/rate-limit.ts).
   const quotaStore = config.redisUrl ? await connectQuotaStore(config.redisUrl, app.log) : undefined

@@ -6,6 +6,7 @@ import { prepareDataDir } from './config/data-dir.ts'
 import { DOCUMENT_SETTINGS } from './config/document-settings.ts'
 import { ConfigError, fromText } from './config/env-text.ts'
 import { JOB_SETTINGS } from './config/job-settings.ts'
+import { METRICS_SETTINGS } from './config/metrics-settings.ts'
 import { SERVER_SETTINGS } from './config/server-settings.ts'
 import { settingOf } from './config/setting-builders.ts'
 import { STORAGE_SETTINGS } from './config/storage-settings.ts'
@@ -25,6 +26,7 @@ export const CloudConfigSchema = Type.Object({
   ...DOCUMENT_SETTINGS,
   ...JOB_SETTINGS,
   ...ACCESS_SETTINGS,
+  ...METRICS_SETTINGS,
 })
 export type CloudConfig = Static<typeof CloudConfigSchema>
 type Key = keyof CloudConfig

@@ -13,6 +13,11 @@ import { Dispatcher } from './dispatch/dispatcher.ts'
 import { SilentJobs } from './dispatch/silent-jobs.ts'
 import { Housekeeping } from './housekeeping/housekeeping.ts'
 import { createLogger } from './logging.ts'
+import { countedHubBus } from './metrics/hub-message-metrics.ts'
+import { countedPrintJobs } from './metrics/job-metrics.ts'
+import { startMetricsListener } from './metrics/metrics-listener.ts'
+import { createMetricsRegistry } from './metrics/metrics-registry.ts'
+import { registerStateGauges } from './metrics/state-gauges.ts'
 import { AnnounceAfterReconnect } from './presence/announce-after-reconnect.ts'
 import { endEmbeddedSessions } from './presence/embedded-sessions.ts'
 import { HubPresence } from './presence/hub-presence.ts'
@@ -33,6 +38,8 @@ export interface RunningCloud {
   broker: EmbeddedBroker
   dispatcher: Dispatcher
   apiUrl: string
+  /** The metrics listener's `GET /metrics` (METRICS_PORT); undefined when it is off. */
+  metricsUrl?: string
   /**
    * Stops taking requests, lets in-flight ones finish, stops taking hub messages and waits for those being
    * handled, then closes the broker and the database, and releases DATA_DIR.
@@ -68,6 +75,10 @@ export async function startCloud(
     throw error
   }
   cleanups.push(() => storage.close())
+  // Prometheus metrics, when METRICS_PORT asks for them: every job change is counted where the lifecycle
+  // applies it (the one repository all its users share), every hub message where the bus carries it.
+  const metrics = config.metricsPort === '' ? undefined : createMetricsRegistry()
+  if (metrics) storage.printJobs = countedPrintJobs(storage.printJobs, metrics)
   const unwind = async () => {
     for (const cleanup of cleanups.splice(0).reverse()) await cleanup()
   }
@@ -111,17 +122,25 @@ export async function startCloud(
     }
     // An ephemeral broker port (tests): hubs are told the port actually bound.
     config = { ...config, mqttPort: broker.port }
+    const bus = metrics ? countedHubBus(broker.bus, metrics) : broker.bus
     const rollout = new ReleaseRollout({
       storage,
-      bus: broker.bus,
+      bus,
       catalog: new ReleaseCatalog(path.join(config.dataDir, 'releases'), storage.servedCatalogs),
       logger: logger.child({ name: 'releases' }),
     })
     // Every hub message, of its presence, its state or its jobs, is handled through one queue.
     const hubMessages = new HandlerRetry(logger.child({ name: 'dispatch' }))
+    if (metrics)
+      registerStateGauges(metrics, {
+        storage,
+        brokerReady: () => broker.ready(),
+        ...(broker.clients && { brokerClients: broker.clients }),
+        hubMessagesInProgress: () => hubMessages.inProgress,
+      })
     const dispatcher = new Dispatcher({
       storage,
-      bus: broker.bus,
+      bus,
       logger: logger.child({ name: 'dispatch' }),
       publicUrl: config.publicUrl,
       pendingExpirySeconds: config.pendingJobExpirySeconds,
@@ -130,7 +149,7 @@ export async function startCloud(
     })
     const presence = new HubPresence({
       storage,
-      bus: broker.bus,
+      bus,
       logger: logger.child({ name: 'presence' }),
       handlers: hubMessages,
       willRecheckMs: config.willRecheckMs,
@@ -138,14 +157,14 @@ export async function startCloud(
     })
     const hubStates = new HubStateReports({
       storage,
-      bus: broker.bus,
+      bus,
       handlers: hubMessages,
       onState: (agentId, state, stored) => rollout.stateReported(agentId, state, stored),
     })
     if (config.mqttUrl)
       announcer = new AnnounceAfterReconnect({
         hubPresence: storage.hubPresence,
-        bus: broker.bus,
+        bus,
         logger: logger.child({ name: 'presence' }),
         handled: () => hubMessages.settled(),
       })
@@ -167,7 +186,7 @@ export async function startCloud(
     })
     const silentJobs = new SilentJobs({
       storage,
-      bus: broker.bus,
+      bus,
       logger: logger.child({ name: 'dispatch' }),
       publicUrl: config.publicUrl,
       pendingExpirySeconds: config.pendingJobExpirySeconds,
@@ -192,14 +211,27 @@ export async function startCloud(
       logger,
       jobEvents: dispatcher,
       brokerReady: () => broker.ready(),
+      ...(metrics && { metrics }),
       ...(broker.provisionHub && { provisionHub: broker.provisionHub }),
     })
     cleanups.push(() => app.close())
+    const metricsListener =
+      metrics &&
+      (await startMetricsListener({
+        host: config.metricsHost,
+        port: Number(config.metricsPort),
+        registry: metrics,
+        logger: logger.child({ name: 'metrics' }),
+      }))
+    if (metricsListener) cleanups.push(() => metricsListener.close())
     await app.listen({ host: config.host, port: config.port })
     const address = app.server.address()
     const port = typeof address === 'object' && address ? address.port : config.port
     const apiUrl = `http://${config.host.includes(':') ? `[${config.host}]` : config.host}:${port}`
     const reachable = reachableAddresses(config.host)
+    const metricsUrl =
+      metricsListener &&
+      `http://${config.metricsHost.includes(':') ? `[${config.metricsHost}]` : config.metricsHost}:${metricsListener.port}/metrics`
     logger.info(
       {
         api: reachable.map((host) => `http://${host}:${port}`),
@@ -207,6 +239,7 @@ export async function startCloud(
         openapi: `${config.publicUrl}/openapi.json`,
         mqtt: reachable.map((host) => `${tls ? 'mqtts' : 'mqtt'}://${host}:${broker.port}`),
         mqtt_public_url: config.mqttPublicUrl || `${tls ? 'mqtts' : 'mqtt'}://<host hubs use>:${broker.port}`,
+        ...(metricsUrl && { metrics: metricsUrl }),
         data_dir: config.dataDir,
         database: config.databaseUrl
           ? redactedDatabaseUrl(config.databaseUrl)
@@ -220,6 +253,7 @@ export async function startCloud(
       broker,
       dispatcher,
       apiUrl,
+      ...(metricsUrl && { metricsUrl }),
       async close() {
         await unwind()
         logger.info('cloud stopped')

@@ -12,6 +12,8 @@ apt_packages=(ghostscript libgs-dev openssl socat python3 make g++ cups-ipp-util
 # haproxy: the hubs' front before an external Mosquitto (`cloud mosquitto-config` writes its configuration,
 # docs/mqtt-broker.md), started by the tests as a peer.
 apt_packages+=(haproxy)
+# prometheus: its promtool checks the cloud's GET /metrics text (test/cloud/metrics/).
+apt_packages+=(prometheus)
 # Hub packages for the Raspberry Pi (`ota build --arch arm64|armhf`, ota/addons.ts): Debian's cross toolchains
 # compile the native addons; lintian checks every package; qemu-user-static and debootstrap run the ARM
 # packages in emulated Debian roots (test/ota/arm-package.test.ts).

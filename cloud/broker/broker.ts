@@ -36,6 +36,8 @@ export interface EmbeddedBroker {
    * connection lookup). The embedded broker checks credentials against the database itself.
    */
   provisionHub?(agentId: string, credential: string): Promise<void>
+  /** Embedded broker only: the MQTT clients connected to it now. */
+  clients?(): number
   /** Whether sessions live in this process (embedded), so that none survives its restart. */
   embedded: boolean
   /**
@@ -106,6 +108,7 @@ export async function startBroker(options: BrokerOptions): Promise<EmbeddedBroke
       return client !== undefined
     },
     ready: () => server.listening && !broker.closed,
+    clients: () => broker.connectedClients,
     embedded: true,
     // Stop accepting first, so that a hub reconnecting at once cannot slip in after its clients are closed;
     // the listener's callback comes once every connection has ended.

@@ -53,6 +53,11 @@ export class HandlerRetry {
     return this.#track(() => this.#attempt({ topic, agentId, latestKey, payload, handle, generation }, 1))
   }
 
+  /** Hub messages being handled or waiting their turn (not retries waiting for their delay). */
+  get inProgress(): number {
+    return this.#running.size
+  }
+
   /**
    * Resolves once the attempts accepted so far, running or waiting their turn, have ended (not those accepted
    * later, nor retries waiting for their delay): every message received so far has been handled once.

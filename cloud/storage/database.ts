@@ -33,7 +33,16 @@ export interface OpenDatabaseOptions {
 
 /** An open database: its query builder, its engine, and how to close it. */
 export interface OpenDatabase extends Sql {
+  /** PostgreSQL only: its pool's connections now. */
+  poolStats?(): PoolStats
   close(): Promise<void>
+}
+
+/** A PostgreSQL pool's connections: all it holds, those idle, and the queries waiting for one. */
+export interface PoolStats {
+  total: number
+  idle: number
+  waiting: number
 }
 
 /**
@@ -68,7 +77,8 @@ export async function openDatabase(
     // Kysely ends the pool only once it has run a query; the migration's connection waits in it either way.
     if (!pool.ending) await pool.end()
   }
-  return { db, engine: 'postgres', close }
+  const poolStats = () => ({ total: pool.totalCount, idle: pool.idleCount, waiting: pool.waitingCount })
+  return { db, engine: 'postgres', poolStats, close }
 }
 
 /** A SQLite file in WAL mode; a write that finds the database locked waits up to `busyTimeoutMs`. */

@@ -156,6 +156,7 @@ async function applyTogether(db: Kysely<Database>, changes: readonly JobChange[]
       'print_job_id',
       'printer_id',
       'status',
+      'created_at',
       'failure_reason',
       'cancel_requested_at',
       'cancel_reason',
@@ -168,6 +169,7 @@ async function applyTogether(db: Kysely<Database>, changes: readonly JobChange[]
       row && {
         printer_id: row.printer_id,
         status: row.status,
+        created_at: row.created_at,
         failure_reason: row.failure_reason,
         cancel_requested_at: row.cancel_requested_at,
         cancel_reason: row.cancel_reason as AppliedChange['cancel_reason'],

@@ -61,6 +61,7 @@ export interface JobHandoff {
 export interface AppliedChange {
   printer_id: string
   status: PrintJobStatus
+  created_at: string
   failure_reason: string | null
   cancel_requested_at: string | null
   cancel_reason: 'cancelled' | 'expired' | null

@@ -5,10 +5,11 @@ import { type AgentRepository, createAgentRepository } from './agents.ts'
 import { type ApiClientRepository, createApiClientRepository } from './api-clients.ts'
 import { type ApplicationRepository, createApplicationRepository } from './applications.ts'
 import { type ConsoleSessionRepository, createConsoleSessionRepository } from './console-sessions.ts'
-import { type DatabaseLocation, type OpenDatabase, openDatabase } from './database.ts'
+import { type DatabaseLocation, type OpenDatabase, openDatabase, type PoolStats } from './database.ts'
 import { createDocumentRepository, type DocumentRepository } from './documents.ts'
 import type { Engine, Sql } from './engine.ts'
 import { createEnrollmentRepository, type EnrollmentRepository } from './enrollments.ts'
+import { createFleetCountRepository, type FleetCountRepository } from './fleet-counts.ts'
 import { createHubPresenceRepository, type HubPresenceRepository } from './hub-presence.ts'
 import { createIdempotencyRepository, type IdempotencyRepository } from './idempotency.ts'
 import { createManagedAccountRepository, type ManagedAccountRepository } from './managed-accounts.ts'
@@ -40,6 +41,9 @@ export interface Storage {
   users: UserRepository
   consoleSessions: ConsoleSessionRepository
   signInFailures: SignInFailureRepository
+  fleetCounts: FleetCountRepository
+  /** PostgreSQL: the connection pool's figures now; undefined on SQLite (one connection, no pool). */
+  poolStats?(): PoolStats | undefined
   /** Whether the database answers a query now (readiness probe); false once closed or failing. */
   ping(): Promise<boolean>
   /**
@@ -99,6 +103,7 @@ export function storageOn(database: OpenDatabase): Storage {
         return false
       }
     },
+    poolStats: () => database.poolStats?.(),
     exclusively: (task, work) => exclusively(database, task, work),
     atomically: (work) =>
       database.db.transaction().execute((tx) => work(scoped({ db: tx, engine: database.engine }))),
@@ -130,6 +135,7 @@ function repositoriesOn(sql: Sql) {
     users: createUserRepository(sql),
     consoleSessions: createConsoleSessionRepository(sql),
     signInFailures: createSignInFailureRepository(sql),
+    fleetCounts: createFleetCountRepository(sql),
   }
 }
 

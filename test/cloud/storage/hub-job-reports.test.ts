@@ -24,6 +24,7 @@ describe.each(ENGINES)('hub job reports on %s', (engine) => {
     ).toEqual({
       printer_id: shop.printerOf.online,
       status: 'reserved',
+      created_at: job.created_at,
       failure_reason: null,
       cancel_requested_at: null,
       cancel_reason: null,
@@ -97,6 +98,7 @@ describe.each(ENGINES)('hub job reports on %s', (engine) => {
     const applied = (status: string, failure_reason: string | null = null) => ({
       printer_id: shop.printerOf.online,
       status,
+      created_at: expect.any(String),
       failure_reason,
       cancel_requested_at: null,
       cancel_reason: null,

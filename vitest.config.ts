@@ -23,6 +23,17 @@ const E2E = [
 ]
 /** The ARM packages under qemu-user-static: minutes of emulated CPU in one file. */
 const ARM = ['test/ota/arm-package.test.ts']
+/**
+ * The Raspberry Pi card image built and read back without booting it (`ota image`, docs/appliance.md): ten
+ * minutes and more, so in no project of the default run. `npm run test:image` sets PRINT_HUB_IMAGE_TEST, which
+ * adds its project.
+ */
+const IMAGE = ['test/ota/image.build.test.ts']
+/**
+ * The appliance boot test boots a whole ARM machine under qemu-system-aarch64 (minutes each): not part of
+ * `npm test`. `npm run test:appliance` runs it, with its own config (test/appliance/vitest.config.ts).
+ */
+const APPLIANCE = ['test/appliance/**']
 
 const shared = {
   testTimeout: 30_000,
@@ -59,7 +70,7 @@ export default defineConfig({
           ...shared,
           name: 'unit',
           include: ['test/**/*.test.ts'],
-          exclude: [...configDefaults.exclude, ...E2E],
+          exclude: [...configDefaults.exclude, ...E2E, ...APPLIANCE],
           sequence: { groupOrder: 0 },
         },
       },
@@ -68,10 +79,13 @@ export default defineConfig({
           ...shared,
           name: 'e2e',
           include: E2E,
-          exclude: [...configDefaults.exclude, ...ARM],
+          exclude: [...configDefaults.exclude, ...ARM, ...IMAGE],
           sequence: { groupOrder: 1 },
         },
       },
+      ...(process.env.PRINT_HUB_IMAGE_TEST
+        ? [{ test: { ...shared, name: 'image', include: IMAGE, testTimeout: 5 * 60_000 } }]
+        : []),
     ],
   },
 })

@@ -12,16 +12,20 @@ import {
   readPublicKey,
 } from './catalog.ts'
 import { DEFAULT_EXPIRY_DAYS, MAX_EXPIRY_DAYS } from './catalog-store.ts'
+import { buildImage, IMAGE_ARCHITECTURES, type ImageArchitecture } from './image.ts'
+import { CLOUD_URL } from './image-root.ts'
 import { publishRelease } from './publish.ts'
 import { writeReleaseKey } from './release-key.ts'
 import { resignCatalog, withdrawRelease } from './resign.ts'
 
 /**
  * The release builder's CLI (docs/releases.md): `build --version X.Y.Z --out DIR`,
- * `publish --from DIR`, `withdraw VERSION`, `resign` and `keygen --out DIR`. Each prints one JSON object on
- * stdout; errors are one line on stderr, exit code 2 for a usage error and 1 otherwise.
+ * `image --version X.Y.Z --cloud URL --out DIR` (docs/appliance.md), `publish --from DIR`, `withdraw VERSION`,
+ * `resign` and `keygen --out DIR`. Each prints one JSON object on stdout; errors are one line on stderr, exit
+ * code 2 for a usage error and 1 otherwise. `image`, which takes minutes, also says each step on stderr.
  */
 const HELP = `usage: ota build --version X.Y.Z --out DIR [--arch ARCH[,ARCH…]]
+       ota image --version X.Y.Z --cloud URL --out DIR [--arch arm64] [--from DIR]
        ota publish --from DIR [--notes TEXT | --notes-file FILE] [--expires-in DAYS]
        ota withdraw VERSION | --below X.Y.Z [--expires-in DAYS]
        ota resign [--expires-in DAYS] [--serial N]
@@ -42,6 +46,19 @@ commands:
                                    toolchains)
       --public-key FILE            the release key's public half, shipped in the package (default: derived
                                    from OTA_SIGNING_KEY, or OTA_RELEASE_PUBLIC_KEY)
+  image                            a Raspberry Pi card image (Pi 3 and 4; docs/appliance.md): Debian 12 with the
+                                   hub's package installed, DIR/print-hub-X.Y.Z-raspi-<arch>.img.xz and its
+                                   SHA-256 in …img.xz.sha256; needs root, debootstrap, qemu-user-static,
+                                   dosfstools, mtools, fdisk, e2fsprogs and xz-utils
+                                   → {version, architecture, filename, sha256, size_bytes, raw_size_bytes,
+                                   build_seconds}
+      --version X.Y.Z              the hub's version in the image
+      --cloud URL                  the cloud it joins (PRINT_HUB_CLOUD; print-hub.txt on the card overrides it)
+      --out DIR                    where the image goes
+      --arch arm64                 the image's architecture (arm64, the only one so far)
+      --from DIR                   take the hub's package from this ota build output directory instead of
+                                   building it (then no release key is needed)
+      --public-key FILE            as for build
   publish                          add the release in DIR to the catalog of the cloud in DATA_DIR, as current,
                                    signed with the release key → {version, key_id, serial, expires_at, releases}
       --from DIR                   a directory written by ota build
@@ -69,7 +86,8 @@ environment:
   DATA_DIR                         the cloud's data directory (publish; default ./data)
   OTA_SIGNING_KEY                  the release key's file (publish, and build's public half)
   OTA_RELEASE_PUBLIC_KEY           the release key's public half (build)
-  OTA_CACHE_DIR                    where the Node.js runtime packages are kept (~/.cache/print-hub-ota)
+  OTA_CACHE_DIR                    where the Node.js runtime packages, and the image's Debian base and
+                                   .debs, are kept (~/.cache/print-hub-ota)
 `
 
 class UsageError extends Error {}
@@ -179,6 +197,54 @@ async function main(argv: string[]): Promise<unknown> {
       })),
     }
   }
+  if (command === 'image') {
+    const { values } = parseArgs({
+      args,
+      options: {
+        version: { type: 'string' },
+        out: { type: 'string' },
+        cloud: { type: 'string' },
+        arch: { type: 'string' },
+        from: { type: 'string' },
+        'public-key': { type: 'string' },
+        'signing-key': { type: 'string' },
+      },
+    })
+    const version = required(values.version, '--version')
+    if (!RELEASE_VERSION.test(version))
+      throw new UsageError(`the version must be X.Y.Z (got ${JSON.stringify(version)})`)
+    const cloudUrl = required(values.cloud, '--cloud')
+    if (!CLOUD_URL.test(cloudUrl))
+      throw new UsageError(
+        `--cloud must be an http(s) URL such as https://print.example.com (got ${cloudUrl})`,
+      )
+    const arch = values.arch ?? 'arm64'
+    if (!(IMAGE_ARCHITECTURES as readonly string[]).includes(arch))
+      throw new UsageError(`--arch: images are made for ${IMAGE_ARCHITECTURES.join(', ')} (got ${arch})`)
+    const outDir = path.resolve(required(values.out, '--out'))
+    if (process.getuid?.() !== 0) throw new UsageError('ota image needs root (debootstrap, chroot)')
+    const fromDir = values.from === undefined ? undefined : path.resolve(values.from)
+    const image = await buildImage({
+      root: path.resolve(import.meta.dirname, '..'),
+      version,
+      arch: arch as ImageArchitecture,
+      outDir,
+      cloudUrl,
+      ...(fromDir
+        ? { fromDir }
+        : { publicKeyPem: publicKeyForBuild(values['public-key'], values['signing-key']) }),
+      log: (line) => process.stderr.write(`ota image: ${line}\n`),
+    })
+    return {
+      version,
+      architecture: arch,
+      filename: image.filename,
+      sha256: image.sha256,
+      size_bytes: image.size_bytes,
+      raw_size_bytes: image.raw_size_bytes,
+      build_seconds: image.build_seconds,
+    }
+  }
   if (command === 'publish') {
     const { values } = parseArgs({
       args,
@@ -242,7 +308,7 @@ main(process.argv.slice(2)).then(
     const err = error as NodeJS.ErrnoException
     if (error instanceof UsageError || err.code?.startsWith('ERR_PARSE_ARGS')) {
       process.stderr.write(
-        `ota: ${err.message}\nusage: ota build|publish|withdraw|resign|keygen … (ota --help)\n`,
+        `ota: ${err.message}\nusage: ota build|image|publish|withdraw|resign|keygen … (ota --help)\n`,
       )
       process.exit(2)
     }

@@ -3,6 +3,7 @@ import { randomBytes, randomUUID } from 'node:crypto'
 import { once } from 'node:events'
 import { readFileSync } from 'node:fs'
 import { connect, type Socket } from 'node:net'
+import { availableParallelism } from 'node:os'
 import path from 'node:path'
 import mqtt, { type IClientOptions, type MqttClient } from 'mqtt'
 import pino from 'pino'
@@ -43,6 +44,13 @@ interface Target {
   /** A client the broker lets in, and a topic it may subscribe to. */
   login: { clientId: string; username: string; password: string }
   topic: string
+  /**
+   * Whether a burst just past MQTT_MAX_PENDING_CONNECTIONS loses exactly the connections beyond it. The embedded
+   * broker counts as it accepts, one at a time. HAProxy's threads accept a burst side by side, and each checks
+   * `fe_conn` as it stands when its rules run, which may count a connection another thread accepted a moment
+   * later: at the limit, up to one more connection per thread may be closed (never more held than the limit).
+   */
+  exactAtTheLimit: boolean
   close(): Promise<void>
 }
 
@@ -67,6 +75,7 @@ async function embeddedBroker(): Promise<Target> {
     brokerRss: () => process.memoryUsage().rss,
     login: { clientId: agentId, username: agentId, password: credential },
     topic: `hubs/${agentId}/job-offer`,
+    exactAtTheLimit: true,
     close: () => broker.close(),
   }
 }
@@ -112,6 +121,7 @@ async function mosquittoBehindItsFront(): Promise<Target> {
         password: readFileSync(path.join(mosquitto.dir, 'cloud-password'), 'utf8').trim(),
       },
       topic: '$CONTROL/dynamic-security/v1/response',
+      exactAtTheLimit: false,
       close,
     }
   } catch (error) {
@@ -238,12 +248,19 @@ describe.each([
     expect(await connectOutcome(target.port, target.login, clients)).toBe(0)
     const loggedIn = clients.at(-1) as MqttClient
     // Five beside it, one more than the limit. HAProxy's threads may take them in another order than they
-    // came, so which one is closed is not said; only that one is, while the other four wait.
+    // came, so which one is closed is not said; only that one is (on the front, maybe one more: Target),
+    // while the others wait.
     const probes = await Promise.all([probe(), probe(), probe(), probe(), probe()])
     await Promise.race(probes.map((p) => p.closed))
-    // A sign that the four are held, not on their way out: a round trip of the logged-in client.
+    // A sign that the others are held, not on their way out: a round trip of the logged-in client.
     expect(await loggedIn.subscribeAsync(target.topic, { qos: 1 })).toEqual([{ topic: target.topic, qos: 1 }])
-    expect(probes.filter((p) => p.isClosed())).toHaveLength(1)
+    const held = probes.filter((p) => !p.isClosed()).length
+    if (target.exactAtTheLimit) expect(held).toBe(4)
+    else {
+      // HAProxy runs a thread per core (nbthread's default): at most one more closed per thread beside the first.
+      expect(held).toBeLessThanOrEqual(4)
+      expect(held).toBeGreaterThanOrEqual(Math.max(1, 5 - availableParallelism()))
+    }
     expect(loggedIn.connected).toBe(true)
   })
 })

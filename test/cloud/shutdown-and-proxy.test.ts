@@ -1,6 +1,7 @@
 import { connect } from 'node:net'
 import { describe, expect, it } from 'vitest'
 import { loadConfig } from '../../cloud/config.ts'
+import { tempDir } from '../helpers/temp-dir.ts'
 import { ESCPOS_RECEIPT, startTestCloud } from './test-cloud.ts'
 
 describe('behind a reverse proxy', () => {
@@ -23,8 +24,13 @@ describe('behind a reverse proxy', () => {
     ['2', 2],
     ['10.0.0.1, 10.0.0.2', '10.0.0.1, 10.0.0.2'],
   ])('reads TRUST_PROXY=%j', (raw, expected) => {
-    const dir = `/tmp/trust-proxy-${process.pid}`
-    expect(loadConfig({ DATA_DIR: dir, TRUST_PROXY: raw }).trustProxy).toEqual(expected)
+    // loadConfig makes DATA_DIR.
+    const dir = tempDir('trust-proxy-')
+    try {
+      expect(loadConfig({ DATA_DIR: dir.path, TRUST_PROXY: raw }).trustProxy).toEqual(expected)
+    } finally {
+      dir.remove()
+    }
   })
 })
 

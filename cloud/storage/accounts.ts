@@ -38,6 +38,7 @@ export function createAccountRepository(sql: Sql): AccountRepository {
     findById: (accountId) =>
       db.selectFrom('accounts').select(columns).where('account_id', '=', accountId).executeTakeFirst(),
     isActive: async (accountId) => (await stateOf(accountId))?.state === 'active',
-    listAll: () => db.selectFrom('accounts').select(columns).orderBy('created_at').execute(),
+    listAll: () =>
+      db.selectFrom('accounts').select(columns).orderBy('created_at').orderBy('account_id').execute(),
   }
 }

@@ -130,6 +130,7 @@ export function createApiClientRepository(sql: Sql): ApiClientRepository {
         .select(['client_id', 'account_id', 'name', 'scopes', 'created_at', 'revoked_at'])
         .where('account_id', '=', accountId)
         .orderBy('created_at')
+        .orderBy('client_id')
         .execute()
       return rows.map((row) => ({ ...row, scopes: splitScopes(row.scopes) }))
     },

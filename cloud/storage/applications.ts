@@ -126,6 +126,7 @@ export function createApplicationRepository(sql: Sql): ApplicationRepository {
         .select(['kid', 'public_jwk'])
         .where('app_id', '=', appId)
         .orderBy('created_at')
+        .orderBy('kid')
       if (kid !== undefined) query = query.where('kid', '=', kid)
       const rows = await query.execute()
       return rows.map((row) => ({ kid: row.kid, jwk: JSON.parse(row.public_jwk) as Record<string, unknown> }))

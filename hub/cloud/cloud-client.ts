@@ -1,6 +1,5 @@
 import { createHash } from 'node:crypto'
-import { createWriteStream } from 'node:fs'
-import { mkdir, rename, rm, stat } from 'node:fs/promises'
+import { mkdir, open, rename, rm, stat } from 'node:fs/promises'
 import path from 'node:path'
 import { Readable, Transform } from 'node:stream'
 import { pipeline } from 'node:stream/promises'
@@ -156,8 +155,11 @@ export class CloudClient {
         done(null, chunk)
       },
     })
+    // Opened before the pipeline, not by it: a write stream opens its file lazily, so a body that breaks off
+    // at once could otherwise create the file after the cleanup below has run.
+    const file = await open(temp, 'w', 0o600)
     try {
-      await pipeline(Readable.fromWeb(res.body as never), count, createWriteStream(temp, { mode: 0o600 }))
+      await pipeline(Readable.fromWeb(res.body as never), count, file.createWriteStream())
     } catch (error) {
       await rm(temp, { force: true })
       throw new CloudError(

@@ -1,5 +1,6 @@
 import { SerialPort } from 'serialport'
 import type { TransportSpec } from '../printers/printer-spec.ts'
+import { keepBothWakeUps } from './serial-poller-fix.ts'
 import { type PrinterStream, type PrinterStreamEvents, StreamTransport } from './stream-transport.ts'
 import { TransportError } from './transport.ts'
 import { transportUri } from './transport-uri.ts'
@@ -76,6 +77,7 @@ export class SerialTransport extends StreamTransport {
     await new Promise<void>((resolve, reject) =>
       port.open((error) => (error ? reject(failed(error)) : resolve())),
     )
+    keepBothWakeUps(port)
     port.on('data', (chunk) => events.data(chunk))
     port.on('close', (error) => {
       const cause = error ?? new Error('port closed')

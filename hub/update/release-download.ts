@@ -1,6 +1,5 @@
 import { createHash, type KeyObject } from 'node:crypto'
-import { createWriteStream } from 'node:fs'
-import { mkdir, rename, rm } from 'node:fs/promises'
+import { mkdir, open, rename, rm } from 'node:fs/promises'
 import path from 'node:path'
 import { Readable } from 'node:stream'
 import { pipeline } from 'node:stream/promises'
@@ -115,6 +114,8 @@ export async function downloadInstaller(
   }
   const hash = createHash('sha256')
   let size = 0
+  // Opened before the pipeline so that the cleanup below always finds it (a write stream opens lazily).
+  const file = await open(partial, 'w', 0o600)
   try {
     await pipeline(
       Readable.fromWeb(res.body as import('node:stream/web').ReadableStream<Uint8Array>),
@@ -127,7 +128,7 @@ export async function downloadInstaller(
           yield chunk
         }
       },
-      createWriteStream(partial, { mode: 0o600 }),
+      file.createWriteStream(),
     )
   } catch (error) {
     await rm(partial, { force: true })

@@ -1,4 +1,4 @@
-import { afterEach, beforeEach, describe, expect, it } from 'vitest'
+import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest'
 import { createApiClient } from '../../../cloud/auth/new-api-client.ts'
 import { secretMatches } from '../../../cloud/auth/secrets.ts'
 import type { Storage } from '../../../cloud/storage/storage.ts'
@@ -17,7 +17,10 @@ describe.each(ENGINES)('API clients with names on %s', (engine) => {
     shop = (await storage.accounts.create('Shop')).account_id
     other = (await storage.accounts.create('Other')).account_id
   })
-  afterEach(() => opened.close())
+  afterEach(() => {
+    vi.useRealTimers()
+    return opened.close()
+  })
 
   it('keeps a name, the scopes once each, and only the hash of the secret', async () => {
     const { client, secret } = await createApiClient(
@@ -39,7 +42,11 @@ describe.each(ENGINES)('API clients with names on %s', (engine) => {
   })
 
   it("lists the account's clients oldest first with their names (null when made without), never another's", async () => {
+    // Each made at its own time: within one millisecond the order is the client id's, not the creation's.
+    vi.useFakeTimers({ toFake: ['Date'] })
+    vi.setSystemTime(new Date('2026-02-01T00:00:00.000Z'))
     const unnamed = await storage.apiClients.create(shop, Buffer.alloc(32), ['printers:read'])
+    vi.setSystemTime(new Date('2026-02-01T00:00:00.001Z'))
     const named = (await createApiClient(storage, shop, ['print_jobs:read'], 'Warehouse')).client
     await createApiClient(storage, other, ['print_jobs:read'], 'Not ours')
     await storage.apiClients.revoke(unnamed.client_id, new Date('2026-03-01T00:00:00.000Z'))

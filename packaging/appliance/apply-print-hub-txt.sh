@@ -22,7 +22,7 @@ fail() {
   exit 1
 }
 
-cloud_url='' wifi_ssid='' wifi_passphrase='' wifi_country='' enroll_token=''
+cloud_url='' wifi_ssid='' wifi_passphrase='' wifi_country='' enroll_token='' printers=''
 bom=$(printf '\357\273\277')
 number=0
 while IFS= read -r line || [ -n "$line" ]; do
@@ -43,6 +43,14 @@ while IFS= read -r line || [ -n "$line" ]; do
     WIFI_PASSPHRASE) wifi_passphrase=$value ;;
     WIFI_COUNTRY) wifi_country=$(printf '%s' "$value" | tr '[:lower:]' '[:upper:]') ;;
     ENROLL_TOKEN) enroll_token=$value ;;
+    PRINTER)
+      # A printer the hub cannot find by itself (a serial line, a network printer): `print-hub run --printer`'s
+      # URI. Checked here for what an EnvironmentFile and the service's word splitting let through; the hub
+      # checks the rest when it starts and logs what is wrong.
+      printf '%s\n' "$value" | grep -Eqx '(socket://|serial:/dev/|usblp:/dev/|usb://|ipps?://)[A-Za-z0-9._~:/?&=%+,-]{1,480}' ||
+        fail "line $number: PRINTER must be a printer URI such as serial:/dev/ttyUSB0?language=escpos (no blanks)"
+      printers="$printers --printer $value"
+      ;;
     *) fail "line $number: unknown setting $key" ;;
   esac
 done <"$source_file"
@@ -78,12 +86,27 @@ replace() {
   mv -f "$1.new" "$1"
 }
 
-if [ -n "$cloud_url" ] || [ -n "$enroll_token" ]; then
+if [ -n "$cloud_url" ] || [ -n "$enroll_token" ] || [ -n "$printers" ]; then
   mkdir -p "$(dirname "$defaults")"
   [ -f "$defaults" ] || printf 'PRINT_HUB_CLOUD=\nPRINT_HUB_OPTIONS=\n' >"$defaults"
-  awk -v cloud="$cloud_url" -v token="$enroll_token" '
+  # The options the file gives replace those of their kind (a new token the old one, the PRINTER lines every
+  # --printer before them) and keep the rest.
+  awk -v cloud="$cloud_url" -v token="$enroll_token" -v printers="$printers" '
     /^PRINT_HUB_CLOUD=/ && cloud != "" { print "PRINT_HUB_CLOUD=" cloud; next }
-    /^PRINT_HUB_OPTIONS=/ && token != "" { print "PRINT_HUB_OPTIONS=--enroll " token; next }
+    /^PRINT_HUB_OPTIONS=/ && (token != "" || printers != "") {
+      n = split(substr($0, 19), word, /[ \t]+/)
+      kept = ""
+      for (i = 1; i <= n; i++) {
+        if (word[i] == "") continue
+        if ((word[i] == "--enroll" && token != "") || (word[i] == "--printer" && printers != "")) { i++; continue }
+        kept = kept " " word[i]
+      }
+      if (token != "") kept = kept " --enroll " token
+      kept = kept printers
+      sub(/^ /, "", kept)
+      print "PRINT_HUB_OPTIONS=" kept
+      next
+    }
     { print }
   ' "$defaults" >"$defaults.new"
   chmod 0600 "$defaults.new"
@@ -121,4 +144,4 @@ sed -e 's/^\([[:space:]]*WIFI_PASSPHRASE[[:space:]]*=\).*/\1(applied)/' \
   -e 's/^\([[:space:]]*ENROLL_TOKEN[[:space:]]*=\).*/\1(applied)/' "$source_file" >"$boot/print-hub.txt.applied"
 rm -f "$source_file"
 sync
-echo "print-hub.txt: applied${cloud_url:+ (cloud $cloud_url)}${wifi_ssid:+ (Wi-Fi $wifi_ssid)}${enroll_token:+ (enrollment token)}"
+echo "print-hub.txt: applied${cloud_url:+ (cloud $cloud_url)}${wifi_ssid:+ (Wi-Fi $wifi_ssid)}${enroll_token:+ (enrollment token)}${printers:+ (printers:$printers)}"

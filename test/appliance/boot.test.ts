@@ -1,6 +1,6 @@
 import { spawnSync } from 'node:child_process'
 import { randomUUID } from 'node:crypto'
-import { writeFileSync } from 'node:fs'
+import { readFileSync, statSync } from 'node:fs'
 import path from 'node:path'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { pairingSlip } from '../../hub/pairing/code-slip.ts'
@@ -8,22 +8,31 @@ import type { ManagedAccount, ProvisionedManagedAccount } from '../../protocol/p
 import { ApiClient } from '../e2e/api-client.ts'
 import { type CloudProcess, startCloudProcess, stopAll } from '../e2e/harness.ts'
 import { type HttpPartner, registerHttpPartner } from '../e2e/pairing-partner.ts'
+import { freePort } from '../helpers/free-port.ts'
 import { tempDir } from '../helpers/temp-dir.ts'
 import { type PrinterSimulator, startPrinterSimulator } from '../simulators/printer-simulator.ts'
-import { bootFilesOf, ext4Volumes } from './card-image.ts'
+import {
+  bootFilesOf,
+  bootPartitionFiles,
+  ext4Bytes,
+  ext4Volumes,
+  partitionsOf,
+  putOnBootPartition,
+  readBootPartitionFile,
+} from './card-image.ts'
 import { GUEST_HOST, type QemuMachine, qemuMissing, startQemuMachine } from './qemu-machine.ts'
 
 // The appliance boot test (issue point 4; docs/appliance-boot-test.md): the card image `ota image` makes,
 // booted whole under qemu-system-aarch64 with its own kernel and initrd, against a cloud on this machine's
 // loopback that the guest reaches only through QEMU's forwards; an ESC/POS printer simulator on the guest's
-// USB bus (QEMU's usb-serial, /dev/ttyUSB0). First boot, the hub service started, pairing with the code the
-// printer prints, a job, and after a power cycle the hub back, still enrolled.
+// USB bus (QEMU's usb-serial, /dev/ttyUSB0). The card is set up as an installer would: a print-hub.txt naming
+// the cloud and the printer and an authorized_keys on the boot partition, the card larger than the image.
+// First boot, the boot file applied, the root grown to the card, the hub service active (asked over SSH with
+// the installer's key, which is the only way in), pairing with the code the printer prints, a job, and after a
+// power cycle the hub back, still enrolled.
 //
 // APPLIANCE_IMAGE=path/to/card.img npm run test:appliance
 //   APPLIANCE_KERNEL, APPLIANCE_INITRD   the kernel and initrd; default: the newest in the image's /boot
-//   APPLIANCE_KEEP_SETTINGS=1            boot the image's own /etc/default/print-hub (built for this test:
-//                                        PRINT_HUB_CLOUD=http://10.0.2.100:8080 and the printer below);
-//                                        default: the test writes that file into its copy of the image
 //   APPLIANCE_APPEND                     more kernel parameters
 
 const IMAGE = process.env.APPLIANCE_IMAGE
@@ -33,8 +42,10 @@ const skip = IMAGE ? qemuMissing() : 'APPLIANCE_IMAGE names no card image (docs/
 const CLOUD_PORT = 8080
 const MQTT_PORT = 1883
 const GUEST_CLOUD = `http://${GUEST_HOST}:${CLOUD_PORT}`
-/** The printer as the hub in the guest is told of it: serial printers are never probed for (hub/discovery). */
+/** The printer as print-hub.txt names it: serial printers are never probed for (hub/discovery). */
 const GUEST_PRINTER = 'serial:/dev/ttyUSB0?language=escpos'
+/** The card is this much larger than the image, as any card is: the first boot grows the root into it. */
+const CARD_SPARE_BYTES = 1024 ** 3
 const USER_CODE = /[BCDFGHJKLMNPQRSTVWXZ]{4}-[BCDFGHJKLMNPQRSTVWXZ]{4}/
 /** Under TCG a first boot (keys, the hub's first start) takes minutes; each wait gets this much. */
 const BOOT_MS = 15 * 60_000
@@ -47,14 +58,51 @@ describe.skipIf(skip !== null)(`the appliance image boots and prints (${skip ?? 
   let printer: PrinterSimulator
   let machine: QemuMachine | undefined
   let api: ApiClient
+  let image: string
+  let ssh: (command: string, options?: string[]) => ReturnType<typeof spawnSync>
+  let imageRootBytes: number
 
   beforeAll(async () => {
     dir = tempDir('appliance-boot-')
-    const image = path.join(dir.path, 'card.img')
+    image = path.join(dir.path, 'card.img')
     // A copy the test may write to and the guest may change; sparse, so a mostly empty card costs little.
     const copied = spawnSync('cp', ['--sparse=always', '--reflink=auto', IMAGE!, image], { encoding: 'utf8' })
     if (copied.status !== 0) throw new Error(`copying ${IMAGE}: ${copied.stderr}`)
-    if (process.env.APPLIANCE_KEEP_SETTINGS !== '1') writeHubSettings(image, dir.path)
+    imageRootBytes = rootPartition(image).bytes
+    const grown = spawnSync('truncate', ['-s', `+${CARD_SPARE_BYTES}`, image], { encoding: 'utf8' })
+    if (grown.status !== 0) throw new Error(`truncate: ${grown.stderr}`)
+    // What the installer does on a laptop (docs/appliance.md): the boot file, saved by Notepad, and a key.
+    const key = path.join(dir.path, 'installer_key')
+    const made = spawnSync('ssh-keygen', ['-q', '-t', 'ed25519', '-N', '', '-C', 'installer', '-f', key], {
+      encoding: 'utf8',
+    })
+    if (made.status !== 0) throw new Error(`ssh-keygen: ${made.stderr || made.error?.message}`)
+    putOnBootPartition(
+      image,
+      {
+        'print-hub.txt': `\ufeff# Written by test/appliance/boot.test.ts\r\nCLOUD_URL=${GUEST_CLOUD}\r\nPRINTER=${GUEST_PRINTER}\r\n`,
+        authorized_keys: readFileSync(`${key}.pub`, 'utf8'),
+      },
+      dir.path,
+    )
+    const sshPort = await freePort()
+    ssh = (command, options = []) =>
+      spawnSync(
+        'ssh',
+        [
+          ...['-i', key, '-p', String(sshPort), '-o', 'BatchMode=yes', '-o', 'ConnectTimeout=60'],
+          ...[
+            '-o',
+            'StrictHostKeyChecking=no',
+            '-o',
+            `UserKnownHostsFile=${path.join(dir.path, 'known_hosts')}`,
+          ],
+          ...options,
+          'root@127.0.0.1',
+          command,
+        ],
+        { encoding: 'utf8', timeout: 180_000 },
+      )
 
     printer = await startPrinterSimulator({ language: 'escpos' })
     // The cloud as the e2e tests start it (PUBLIC_URL http://127.0.0.1:PORT, which the onboarding link and
@@ -83,6 +131,7 @@ describe.skipIf(skip !== null)(`the appliance image boots and prints (${skip ?? 
         { guestPort: MQTT_PORT, hostPort: cloud.mqttPort },
       ],
       usbSerialPort: printer.port,
+      sshPort,
       append: [
         // The image starts the hub after time-sync.target, which systemd-time-wait-sync holds until NTP has set
         // the clock (packaging/appliance/dropins/print-hub.service.conf); NTP is UDP, which restrict=on drops,
@@ -110,6 +159,27 @@ describe.skipIf(skip !== null)(`the appliance image boots and prints (${skip ?? 
     await m.waitForConsole(/Started print-hub\.service/, { timeoutMs: BOOT_MS })
     await m.waitForConsole(/ login: /, { timeoutMs: BOOT_MS })
     const firstBootMs = m.uptimeMs()
+
+    // In with the installer's key, and only with a key: no password, for root or anyone.
+    const status = await sshWhenUp(
+      ssh,
+      'systemctl is-active print-hub; findmnt -bno SIZE /; cat /etc/default/print-hub',
+    )
+    expect(status.stderr).not.toMatch(/denied|refused|timed out/i)
+    const [active, rootSize, ...settings] = String(status.stdout).trim().split('\n')
+    expect(active).toBe('active')
+    expect(settings).toContain(`PRINT_HUB_CLOUD=${GUEST_CLOUD}`)
+    expect(settings).toContain(`PRINT_HUB_OPTIONS=--printer ${GUEST_PRINTER}`)
+    // The root grew to the card's end at the first boot: the partition, and the file system in it.
+    expect(Number(rootSize)).toBeGreaterThan(imageRootBytes + CARD_SPARE_BYTES * 0.9)
+    const byPassword = ssh('true', [
+      '-o',
+      'PubkeyAuthentication=no',
+      '-o',
+      'PreferredAuthentications=password',
+    ])
+    expect(byPassword.status).toBe(255)
+    expect(byPassword.stderr).toMatch(/Permission denied \(publickey\)/)
 
     // Not enrolled: the hub prints its pairing code on its first printer (hub/pairing/code-slip.ts).
     const code = await codeOnPaper(printer, BOOT_MS)
@@ -158,7 +228,20 @@ describe.skipIf(skip !== null)(`the appliance image boots and prints (${skip ?? 
     await api.waitForJob(after.print_job_id, ['printed'], 5 * 60_000)
     // Only the job: no pairing slip, since the hub kept its identity.
     expect(printer.received()).toStrictEqual(second)
+    expect(ssh('systemctl is-active print-hub').stdout).toBe('active\n')
     const residentKiB = m.residentKiB()
+    expect(await m.powerDown()).toBe(true)
+    // The card as the installer would find it on a laptop: the boot file applied with nothing secret left in
+    // it, the key file consumed, the root partition and its file system to the card's end.
+    expect(bootPartitionFiles(image)).toEqual(
+      expect.arrayContaining(['print-hub.txt.applied', 'authorized_keys.applied']),
+    )
+    expect(bootPartitionFiles(image)).not.toContain('print-hub.txt')
+    expect(bootPartitionFiles(image)).not.toContain('print-hub.txt.error')
+    expect(readBootPartitionFile(image, 'print-hub.txt.applied')).toContain(`PRINTER=${GUEST_PRINTER}`)
+    const root = rootPartition(image)
+    expect(root.offset + root.bytes).toBeGreaterThan(statSync(image).size - 16 * 1024 ** 2)
+    expect(ext4Bytes(image, root.offset)).toBeGreaterThan(root.bytes - 16 * 1024 ** 2)
     console.log(
       JSON.stringify({
         first_boot: { login_ms: firstBootMs, code_on_paper_ms: codeMs, printer_online_ms: onlineMs },
@@ -169,40 +252,23 @@ describe.skipIf(skip !== null)(`the appliance image boots and prints (${skip ?? 
   })
 })
 
-/**
- * /etc/default/print-hub (packaging/print-hub.default) in the copy's root file system, by debugfs: the
- * guest's cloud address and its USB serial printer. No mount, no loop device.
- */
-function writeHubSettings(image: string, dir: string) {
+/** ssh once the guest's server answers: a connection refused or cut while it starts is tried again. */
+async function sshWhenUp(ssh: (command: string) => ReturnType<typeof spawnSync>, command: string) {
+  const deadline = Date.now() + 5 * 60_000
+  for (;;) {
+    const result = ssh(command)
+    const notYet = /Connection (refused|reset|closed)|timed out|kex_exchange_identification/i
+    if (result.status !== 255 || !notYet.test(String(result.stderr)) || Date.now() > deadline) return result
+    await new Promise((resolve) => setTimeout(resolve, 2000))
+  }
+}
+
+/** The partition of the root file system (labelled RASPIROOT). */
+function rootPartition(image: string) {
   const root = ext4Volumes(image).find((v) => v.label === 'RASPIROOT')
-  if (!root) throw new Error(`${image}: no ext4 file system labelled RASPIROOT`)
-  const settings = path.join(dir, 'print-hub.default')
-  writeFileSync(
-    settings,
-    `# Written by test/appliance/boot.test.ts\nPRINT_HUB_CLOUD=${GUEST_CLOUD}\nPRINT_HUB_OPTIONS=--printer ${GUEST_PRINTER}\n`,
-    { mode: 0o644 },
-  )
-  const commands = path.join(dir, 'debugfs.cmd')
-  // `write` will not replace a file: remove it first (an error if absent, which debugfs reports and passes).
-  writeFileSync(
-    commands,
-    [
-      'rm /etc/default/print-hub',
-      `write ${settings} /etc/default/print-hub`,
-      'sif /etc/default/print-hub uid 0',
-      'sif /etc/default/print-hub gid 0',
-      '',
-    ].join('\n'),
-  )
-  const result = spawnSync('debugfs', ['-w', '-f', commands, `${image}?offset=${root.offset}`], {
-    encoding: 'utf8',
-  })
-  if (result.status !== 0) throw new Error(`debugfs: ${result.stderr}`)
-  const check = spawnSync('debugfs', ['-R', 'cat /etc/default/print-hub', `${image}?offset=${root.offset}`], {
-    encoding: 'utf8',
-  })
-  if (!check.stdout.includes(GUEST_CLOUD))
-    throw new Error(`debugfs did not write the settings: ${result.stderr}`)
+  const partition = root && partitionsOf(image).find((p) => p.offset === root.offset)
+  if (!partition) throw new Error(`${image}: no ext4 file system labelled RASPIROOT`)
+  return partition
 }
 
 /** A client of the account's public API, with a client made by the cloud CLI. */

@@ -1,5 +1,5 @@
 import { spawnSync } from 'node:child_process'
-import { closeSync, openSync, readSync } from 'node:fs'
+import { closeSync, openSync, readSync, statSync, writeFileSync } from 'node:fs'
 import path from 'node:path'
 
 /** An ext4 file system in a card image: where it starts, and its label. */
@@ -30,14 +30,22 @@ function ext4At(image: string, offset: number): Ext4Volume | null {
   return { offset, label }
 }
 
+/** A partition of the card: where it starts and how long it is, in bytes. */
+export interface Partition {
+  offset: number
+  bytes: number
+}
+
 /**
- * The partitions' start offsets: MBR (its table at byte 446, four 16-byte entries, LBA start at +8) or GPT
- * (protective MBR type 0xEE; the header at LBA 1 gives the entry array's LBA at byte 72, the count at 80 and
- * the entry size at 84; an entry's first LBA at +32). UEFI 2.10 §5.2-5.3. A disk without a table: [0].
+ * The partitions: MBR (its table at byte 446, four 16-byte entries, type at +4, LBA start at +8, sector count
+ * at +12) or GPT (protective MBR type 0xEE; the header at LBA 1 gives the entry array's LBA at byte 72, the
+ * count at 80 and the entry size at 84; an entry's first LBA at +32, its last at +40). UEFI 2.10 §5.2-5.3.
+ * A disk without a table: the whole file.
  */
-function partitionOffsets(image: string): number[] {
+export function partitionsOf(image: string): Partition[] {
+  const whole = [{ offset: 0, bytes: statSync(image).size }]
   const mbr = readAt(image, 0, SECTOR)
-  if (mbr.length < SECTOR || mbr.readUInt16LE(510) !== 0xaa55) return [0]
+  if (mbr.length < SECTOR || mbr.readUInt16LE(510) !== 0xaa55) return whole
   const entries = [0, 1, 2, 3].map((i) => mbr.subarray(446 + i * 16, 462 + i * 16))
   if (entries.some((e) => e[4] === 0xee)) {
     const header = readAt(image, SECTOR, 92)
@@ -45,16 +53,83 @@ function partitionOffsets(image: string): number[] {
     const count = header.readUInt32LE(80)
     const size = header.readUInt32LE(84)
     const table = readAt(image, at, count * size)
-    const offsets: number[] = []
+    const partitions: Partition[] = []
     for (let i = 0; i < count; i++) {
       const first = table.readBigUInt64LE(i * size + 32)
-      if (first > 0n) offsets.push(Number(first) * SECTOR)
+      const last = table.readBigUInt64LE(i * size + 40)
+      if (first > 0n)
+        partitions.push({ offset: Number(first) * SECTOR, bytes: Number(last - first + 1n) * SECTOR })
     }
-    return offsets
+    return partitions
   }
-  const offsets = entries.filter((e) => e[4] !== 0).map((e) => e.readUInt32LE(8) * SECTOR)
+  const partitions = entries
+    .filter((e) => e[4] !== 0)
+    .map((e) => ({ offset: e.readUInt32LE(8) * SECTOR, bytes: e.readUInt32LE(12) * SECTOR }))
   // A whole-disk file system has no table, but 0xAA55 may still be there by chance: ext4 leaves 1 KiB blank.
-  return offsets.length > 0 ? offsets : [0]
+  return partitions.length > 0 ? partitions : whole
+}
+
+function partitionOffsets(image: string): number[] {
+  return partitionsOf(image).map((p) => p.offset)
+}
+
+/**
+ * The size of the ext4 file system at `offset`: s_blocks_count_lo (byte 4) and _hi (byte 0x150, with the
+ * 64bit feature) blocks of 1024 << s_log_block_size (byte 24) bytes (the kernel's Documentation/filesystems/
+ * ext4/super.rst).
+ */
+export function ext4Bytes(image: string, offset: number): number {
+  const superblock = readAt(image, offset + SUPERBLOCK, 0x154)
+  const INCOMPAT_64BIT = 0x80
+  const high = superblock.readUInt32LE(0x60) & INCOMPAT_64BIT ? superblock.readUInt32LE(0x150) : 0
+  const blocks = high * 2 ** 32 + superblock.readUInt32LE(4)
+  return blocks * (1024 << superblock.readUInt32LE(24))
+}
+
+/** The first FAT file system of the card (the Pi's boot partition): a boot sector ending in 0xAA55 that says FAT. */
+export function bootPartitionOf(image: string): Partition {
+  const found = partitionsOf(image).find((p) => {
+    const sector = readAt(image, p.offset, SECTOR)
+    return (
+      sector.length === SECTOR &&
+      sector.readUInt16LE(510) === 0xaa55 &&
+      /FAT/.test(sector.toString('latin1', 54, 90))
+    )
+  })
+  if (!found) throw new Error(`${image}: no FAT boot partition`)
+  return found
+}
+
+/** Writes files to the top of the boot partition with mtools (`mcopy -i IMAGE@@OFFSET`): no mount, no loop device. */
+export function putOnBootPartition(image: string, files: Record<string, string>, dir: string): void {
+  const { offset } = bootPartitionOf(image)
+  for (const [name, text] of Object.entries(files)) {
+    const local = path.join(dir, name)
+    writeFileSync(local, text)
+    const result = spawnSync('mcopy', ['-o', '-i', `${image}@@${offset}`, local, `::/${name}`], {
+      encoding: 'utf8',
+    })
+    if (result.status !== 0) throw new Error(`mcopy ${name}: ${result.stderr || result.error?.message}`)
+  }
+}
+
+/** The names at the top of the boot partition (`mdir -b`). */
+export function bootPartitionFiles(image: string): string[] {
+  const { offset } = bootPartitionOf(image)
+  const result = spawnSync('mdir', ['-b', '-i', `${image}@@${offset}`, '::/'], { encoding: 'utf8' })
+  if (result.status !== 0) throw new Error(`mdir: ${result.stderr || result.error?.message}`)
+  return result.stdout
+    .split('\n')
+    .filter(Boolean)
+    .map((line) => line.replace(/^::\//, ''))
+}
+
+/** Reads a file at the top of the boot partition (`mtype`). */
+export function readBootPartitionFile(image: string, name: string): string {
+  const { offset } = bootPartitionOf(image)
+  const result = spawnSync('mtype', ['-i', `${image}@@${offset}`, `::/${name}`], { encoding: 'utf8' })
+  if (result.status !== 0) throw new Error(`mtype ${name}: ${result.stderr || result.error?.message}`)
+  return result.stdout
 }
 
 /** Every ext4 file system in the image (a whole-disk one too). */

@@ -62,6 +62,11 @@ export interface QemuMachineOptions {
   /** Virtual CPUs (default 2: TCG runs one host thread per CPU, and this machine has 2 cores). */
   cpus?: number
   forwards?: GuestForward[]
+  /**
+   * A port on the host's 127.0.0.1 forwarded to the guest's SSH server (`hostfwd=tcp:127.0.0.1:PORT-:22`, a
+   * connection from the host in; `restrict=on` leaves explicit forwards alone). None: no way in.
+   */
+  sshPort?: number
   /** The TCP port on 127.0.0.1 of the printer behind the guest's USB serial adapter; none: no adapter. */
   usbSerialPort?: number
   /**
@@ -128,6 +133,7 @@ export function qemuArguments(options: QemuMachineOptions, disk: { file: string;
   const forwards = (options.forwards ?? []).map(
     (f) => `guestfwd=tcp:${GUEST_HOST}:${f.guestPort}-cmd:socat - TCP:127.0.0.1:${f.hostPort}`,
   )
+  if (options.sshPort !== undefined) forwards.push(`hostfwd=tcp:127.0.0.1:${options.sshPort}-:22`)
   const append = [
     `root=${options.root ?? 'LABEL=RASPIROOT'}`,
     'rw',

@@ -2,6 +2,8 @@ import { spawnSync } from 'node:child_process'
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs'
 import path from 'node:path'
 import { afterEach, describe, expect, it } from 'vitest'
+import { isIppUri, parseIppPrinterUri } from '../../hub/printers/ipp-printer-uri.ts'
+import { parsePrinterUri } from '../../hub/printers/printer-uri.ts'
 import { CLOUD_URL } from '../../ota/image-root.ts'
 import { ROOT } from '../helpers/cli.ts'
 import { tempDir } from '../helpers/temp-dir.ts'
@@ -80,7 +82,39 @@ describe('the boot partition scripts', () => {
     expect(c.read('etc/wpa_supplicant/wpa_supplicant-wlan0.conf')).toContain('key_mgmt=NONE')
   })
 
+  it('adds each PRINTER as a --printer option beside the token; a later file with printers replaces them, keeping the token', () => {
+    const c = card({
+      'print-hub.txt':
+        'ENROLL_TOKEN=enr_1\nPRINTER=serial:/dev/ttyUSB0?language=escpos&baud=19200\n' +
+        'PRINTER = socket://10.0.0.5:9100?language=zpl&dpi=203&name=Labels\n',
+    })
+    const first = c.run('apply-print-hub-txt.sh')
+    expect(first.stderr).toBe('')
+    expect(c.setting('PRINT_HUB_OPTIONS')).toBe(
+      '--enroll enr_1 --printer serial:/dev/ttyUSB0?language=escpos&baud=19200 ' +
+        '--printer socket://10.0.0.5:9100?language=zpl&dpi=203&name=Labels',
+    )
+    expect(first.stdout).toContain('(printers: --printer serial:/dev/ttyUSB0')
+    expect(readFileSync(c.onBoot('print-hub.txt.applied'), 'utf8')).toContain('PRINTER = socket://10.0.0.5')
+
+    writeFileSync(c.onBoot('print-hub.txt'), 'PRINTER=usblp:/dev/usb/lp1?language=tspl\n')
+    expect(c.run('apply-print-hub-txt.sh').status).toBe(0)
+    expect(c.setting('PRINT_HUB_OPTIONS')).toBe('--enroll enr_1 --printer usblp:/dev/usb/lp1?language=tspl')
+    // Every form the file lets through is one `print-hub run --printer` takes.
+    for (const uri of [
+      'serial:/dev/ttyUSB0?language=escpos&baud=19200',
+      'socket://10.0.0.5:9100?language=zpl&dpi=203&name=Labels',
+      'usblp:/dev/usb/lp1?language=tspl',
+      'usb://04b8:0202',
+      'ipp://10.0.0.9:631/ipp/print',
+    ])
+      expect(() => (isIppUri(uri) ? parseIppPrinterUri(uri) : parsePrinterUri(uri)), uri).not.toThrow()
+  })
+
   it.each([
+    ['a printer with a blank', 'PRINTER=serial:/dev/ttyUSB0 --enroll x', /PRINTER must be/],
+    ['a printer that is a path', 'PRINTER=/dev/ttyUSB0', /PRINTER must be/],
+    ['shell in a printer', 'PRINTER=socket://10.0.0.5$(reboot)', /PRINTER must be/],
     ['an unknown key', 'CLOUD=https://x.example.com', /unknown setting CLOUD/],
     ['a line without =', 'CLOUD_URL https://x.example.com', /not KEY=VALUE/],
     ['shell in the URL', 'CLOUD_URL=https://x.example.com/$(reboot)', /CLOUD_URL must be/],

@@ -1,4 +1,5 @@
 import type { Engine } from './engine.ts'
+import { postgresWebhookTriggers, sqliteWebhookTriggers } from './webhook-triggers.ts'
 
 /**
  * Versioned schema migrations, one list for SQLite and PostgreSQL. Opening a database applies every later
@@ -479,5 +480,77 @@ export const MIGRATIONS: readonly Migration[] = [
         CREATE INDEX users_by_email ON users(email);
       `,
     }),
+  },
+  {
+    version: 22,
+    name: 'webhooks',
+    // docs/webhooks.md. Events are written by triggers, in the statement that makes the change, so a change
+    // is one event whatever code path made it (batched lifecycle UPDATEs, expiry sweeps, presence), and only
+    // for a type some enabled endpoint of the account subscribes to. An event's own trigger writes one
+    // delivery per such endpoint. `snapshot` keeps what changed, as it was at the change.
+    sql: (t) => {
+      const tables = `
+      CREATE TABLE webhook_endpoints (
+        seq ${t.serial},
+        endpoint_id TEXT NOT NULL UNIQUE,
+        account_id TEXT NOT NULL REFERENCES accounts(account_id),
+        url TEXT NOT NULL,
+        description TEXT,
+        secret TEXT NOT NULL,
+        previous_secret TEXT,
+        previous_secret_until ${t.int64},
+        enabled INTEGER NOT NULL,
+        disabled_reason TEXT,
+        disabled_at TEXT,
+        failing_since TEXT,
+        created_at TEXT NOT NULL,
+        updated_at TEXT NOT NULL
+      );
+      CREATE INDEX webhook_endpoints_by_account ON webhook_endpoints(account_id, seq);
+      CREATE TABLE webhook_subscriptions (
+        endpoint_id TEXT NOT NULL REFERENCES webhook_endpoints(endpoint_id) ON DELETE CASCADE,
+        account_id TEXT NOT NULL,
+        event_type TEXT NOT NULL,
+        PRIMARY KEY (endpoint_id, event_type)
+      );
+      CREATE INDEX webhook_subscriptions_by_type ON webhook_subscriptions(account_id, event_type);
+      CREATE TABLE webhook_events (
+        seq ${t.serial},
+        event_id TEXT NOT NULL UNIQUE,
+        account_id TEXT NOT NULL,
+        type TEXT NOT NULL,
+        subject_id TEXT NOT NULL,
+        occurred_at TEXT NOT NULL,
+        snapshot TEXT NOT NULL,
+        payload TEXT
+      );
+      CREATE TABLE webhook_deliveries (
+        seq ${t.serial},
+        delivery_id TEXT NOT NULL UNIQUE,
+        event_id TEXT NOT NULL REFERENCES webhook_events(event_id),
+        endpoint_id TEXT NOT NULL REFERENCES webhook_endpoints(endpoint_id) ON DELETE CASCADE,
+        account_id TEXT NOT NULL,
+        state TEXT NOT NULL,
+        attempts INTEGER NOT NULL,
+        next_attempt_at ${t.int64},
+        claimed_until ${t.int64},
+        created_at TEXT NOT NULL,
+        created_at_ms ${t.int64} NOT NULL,
+        delivered_at TEXT
+      );
+      CREATE INDEX webhook_deliveries_due ON webhook_deliveries(next_attempt_at) WHERE state = 'pending';
+      CREATE INDEX webhook_deliveries_by_endpoint ON webhook_deliveries(endpoint_id, seq);
+      CREATE TABLE webhook_attempts (
+        delivery_id TEXT NOT NULL REFERENCES webhook_deliveries(delivery_id) ON DELETE CASCADE,
+        attempt INTEGER NOT NULL,
+        attempted_at TEXT NOT NULL,
+        duration_ms INTEGER NOT NULL,
+        status_code INTEGER,
+        error TEXT,
+        PRIMARY KEY (delivery_id, attempt)
+      );
+    `
+      return { sqlite: tables + sqliteWebhookTriggers(), postgres: tables + postgresWebhookTriggers() }
+    },
   },
 ]

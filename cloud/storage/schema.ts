@@ -30,6 +30,11 @@ export interface Database {
   set_password_tokens: SetPasswordTokensTable
   sign_in_failures: SignInFailuresTable
   served_catalogs: ServedCatalogsTable
+  webhook_endpoints: WebhookEndpointsTable
+  webhook_subscriptions: WebhookSubscriptionsTable
+  webhook_events: WebhookEventsTable
+  webhook_deliveries: WebhookDeliveriesTable
+  webhook_attempts: WebhookAttemptsTable
 }
 
 export interface AccountsTable {
@@ -291,4 +296,68 @@ export interface ServedCatalogsTable {
   serial: number
   sha256: string
   served_at: string
+}
+
+export interface WebhookEndpointsTable {
+  seq: Generated<number>
+  endpoint_id: string
+  account_id: string
+  url: string
+  description: string | null
+  /** Sealed (cloud/webhooks/secret-box.ts), never the secret itself. */
+  secret: string
+  previous_secret: string | null
+  /** Epoch ms until which deliveries are also signed with `previous_secret`. */
+  previous_secret_until: number | null
+  enabled: number
+  disabled_reason: 'paused' | 'failing' | null
+  disabled_at: string | null
+  failing_since: string | null
+  created_at: string
+  updated_at: string
+}
+
+export interface WebhookSubscriptionsTable {
+  endpoint_id: string
+  account_id: string
+  event_type: string
+}
+
+export interface WebhookEventsTable {
+  seq: Generated<number>
+  event_id: string
+  account_id: string
+  type: string
+  subject_id: string
+  occurred_at: string
+  /** JSON of what changed, as it was at the change (webhook-triggers.ts). */
+  snapshot: string
+  /** The body sent, rendered at the first delivery and kept. */
+  payload: string | null
+}
+
+export interface WebhookDeliveriesTable {
+  seq: Generated<number>
+  delivery_id: string
+  event_id: string
+  endpoint_id: string
+  account_id: string
+  state: 'pending' | 'delivered' | 'failed'
+  attempts: number
+  /** Epoch ms; null once delivered or failed. */
+  next_attempt_at: number | null
+  /** Epoch ms: the lease of the node attempting it. */
+  claimed_until: number | null
+  created_at: string
+  created_at_ms: number
+  delivered_at: string | null
+}
+
+export interface WebhookAttemptsTable {
+  delivery_id: string
+  attempt: number
+  attempted_at: string
+  duration_ms: number
+  status_code: number | null
+  error: string | null
 }

@@ -20,6 +20,7 @@ import { createReleasePinRepository, type ReleasePinRepository } from './release
 import { createServedCatalogRepository, type ServedCatalogRepository } from './served-catalogs.ts'
 import { createSignInFailureRepository, type SignInFailureRepository } from './sign-in-failures.ts'
 import { createUserRepository, type UserRepository } from './users.ts'
+import { createWebhookRepository, type WebhookRepository } from './webhooks.ts'
 
 /** Every repository the cloud uses. The rest of the cloud sees only these interfaces, never SQL. */
 export interface Storage {
@@ -42,6 +43,7 @@ export interface Storage {
   consoleSessions: ConsoleSessionRepository
   signInFailures: SignInFailureRepository
   fleetCounts: FleetCountRepository
+  webhooks: WebhookRepository
   /** PostgreSQL: the connection pool's figures now; undefined on SQLite (one connection, no pool). */
   poolStats?(): PoolStats | undefined
   /** Whether the database answers a query now (readiness probe); false once closed or failing. */
@@ -136,6 +138,7 @@ function repositoriesOn(sql: Sql) {
     consoleSessions: createConsoleSessionRepository(sql),
     signInFailures: createSignInFailureRepository(sql),
     fleetCounts: createFleetCountRepository(sql),
+    webhooks: createWebhookRepository(sql),
   }
 }
 

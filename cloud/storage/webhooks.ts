@@ -1,0 +1,617 @@
+import { randomUUID } from 'node:crypto'
+import { sql as kysql, type Selectable } from 'kysely'
+import type { PageOf } from '../../protocol/pagination.ts'
+import {
+  TEST_EVENT_TYPE,
+  WEBHOOK_EVENT_TYPES,
+  WEBHOOK_LIMITS,
+  type WebhookAttempt,
+  type WebhookDelivery,
+  type WebhookEndpoint,
+  type WebhookEventType,
+} from '../../protocol/webhooks.ts'
+import { affected, forUpdate, inTransaction, type Sql } from './engine.ts'
+import { type PagedList, pageAfter } from './paging.ts'
+import type { WebhookDeliveriesTable, WebhookEndpointsTable } from './schema.ts'
+
+/**
+ * Webhook endpoints, the events written for them and their deliveries (docs/webhooks.md).
+ *
+ * Events are written by the database itself, in the statement that makes the change (triggers on print_jobs,
+ * printers and agents, migration 22): a change is one event, in the same transaction as the change, whatever
+ * code path made it, and only when an enabled endpoint of the account subscribes to its type. The same trigger
+ * writes one pending delivery per subscribed endpoint. An event keeps a snapshot of what changed (`snapshot`,
+ * JSON of the subject's changing columns at the change); its body is rendered once, at its first delivery,
+ * and kept (`payload`), so every retry sends the same bytes.
+ */
+export interface WebhookRepository {
+  /** Refused ('limit') when the account has WEBHOOK_LIMITS.endpointsPerAccount already. */
+  createEndpoint(
+    accountId: string,
+    endpoint: NewWebhookEndpoint,
+    at: string,
+  ): Promise<WebhookEndpoint | 'limit'>
+  listEndpoints(accountId: string): Promise<WebhookEndpoint[]>
+  findEndpoint(accountId: string, endpointId: string): Promise<WebhookEndpoint | undefined>
+  /**
+   * Changes what is given. `enabled: true` clears a disable (paused or failing) and `failing_since`;
+   * `enabled: false` pauses it (`disabled_reason` `paused`).
+   */
+  updateEndpoint(
+    accountId: string,
+    endpointId: string,
+    change: WebhookEndpointChange,
+    at: string,
+  ): Promise<WebhookEndpoint | undefined>
+  /** Removes the endpoint, its subscriptions, deliveries and attempts. */
+  deleteEndpoint(accountId: string, endpointId: string): Promise<boolean>
+  /**
+   * A new sealed secret; the current one becomes the previous one, also signed with until
+   * `previousValidUntilMs` (null: dropped at once).
+   */
+  rotateSecret(
+    accountId: string,
+    endpointId: string,
+    sealedSecret: string,
+    previousValidUntilMs: number | null,
+    at: string,
+  ): Promise<WebhookEndpoint | undefined>
+  /** Writes a `webhook.test` event (data `{}`) and one delivery of it, to this endpoint only, due now. */
+  enqueueTest(accountId: string, endpointId: string, atMs: number): Promise<WebhookDelivery | undefined>
+  /** The endpoint's deliveries, newest first, keyset-paged by delivery id. undefined: no such endpoint/cursor. */
+  listDeliveries(
+    accountId: string,
+    endpointId: string,
+    limit: number,
+    cursor?: string,
+  ): Promise<PageOf<WebhookDelivery> | undefined>
+  findDelivery(accountId: string, deliveryId: string): Promise<WebhookDelivery | undefined>
+  /** Every attempt of a delivery, first first; undefined when the account has no such delivery. */
+  listAttempts(accountId: string, deliveryId: string): Promise<WebhookAttempt[] | undefined>
+  /** Sends a delivery again by hand: pending and due now, whatever its state; its attempts go on counting. */
+  redeliver(accountId: string, deliveryId: string, atMs: number): Promise<WebhookDelivery | undefined>
+
+  /**
+   * The delivery worker's side. Takes up to `limit` due deliveries (pending, next attempt at or before `nowMs`,
+   * not claimed by a live lease) of enabled endpoints, at most `perEndpoint` of one endpoint (counting those
+   * already claimed and in flight), oldest due first, and leases them until `nowMs + leaseMs`: another node
+   * takes a delivery only once its lease has run out (a node killed mid-delivery).
+   */
+  claimDue(nowMs: number, options: ClaimOptions): Promise<ClaimedDelivery[]>
+  /** Keeps the first body rendered for an event; answers the one kept. */
+  keepPayload(eventId: string, payload: string): Promise<string>
+  /**
+   * Records an attempt of a claimed delivery and its outcome, and the endpoint's health: a success clears its
+   * `failing_since`; a failure sets it if unset, and disables the endpoint (`failing`) when it was set at or
+   * before `disableIfFailingSince`. Ignored when the lease is no longer this claim's (`claimedUntilMs`
+   * differs): the delivery was taken over.
+   */
+  recordAttempt(claim: ClaimedDelivery, attempt: WebhookAttempt, outcome: AttemptOutcome): Promise<void>
+  /** Figures for /metrics: pending deliveries, and the earliest next attempt (epoch ms) among them, if any. */
+  backlog(): Promise<{ pending: number; oldestDueMs: number | null }>
+}
+
+export interface NewWebhookEndpoint {
+  /** Made by the caller (the id is the sealed secret's additional data). */
+  endpointId: string
+  url: string
+  eventTypes: readonly WebhookEventType[]
+  description: string | null
+  sealedSecret: string
+}
+
+export interface WebhookEndpointChange {
+  url?: string
+  eventTypes?: readonly WebhookEventType[]
+  description?: string | null
+  enabled?: boolean
+}
+
+export interface ClaimOptions {
+  limit: number
+  perEndpoint: number
+  leaseMs: number
+}
+
+/** A delivery as the worker needs it: its endpoint, its secrets, and its event. */
+export interface ClaimedDelivery {
+  deliveryId: string
+  accountId: string
+  endpointId: string
+  url: string
+  /** Sealed: the current secret first, then the previous one while it is still valid. */
+  sealedSecrets: string[]
+  /** Attempts made before this one. */
+  attempts: number
+  /** The lease this claim holds (recordAttempt checks it). */
+  claimedUntilMs: number
+  /** When the delivery was first due (for lag figures). */
+  createdAtMs: number
+  event: {
+    eventId: string
+    type: string
+    subjectId: string
+    occurredAt: string
+    /** JSON text of the subject's changing columns at the change. */
+    snapshot: string
+    /** The body already rendered for this event, if any. */
+    payload: string | null
+  }
+}
+
+export type AttemptOutcome =
+  | { state: 'delivered'; at: string }
+  | { state: 'pending'; nextAttemptAtMs: number; disableIfFailingSince: string; at: string }
+  | { state: 'failed'; disableIfFailingSince: string; at: string }
+
+const EVENT_TYPE_ORDER = new Map<string, number>(WEBHOOK_EVENT_TYPES.map((type, i) => [type, i]))
+
+type EndpointRow = Selectable<WebhookEndpointsTable>
+type DeliveryRow = Selectable<WebhookDeliveriesTable> & { event_type: string }
+
+const DELIVERIES: PagedList<'webhook_deliveries'> = {
+  table: 'webhook_deliveries',
+  id: 'delivery_id',
+  scope: {},
+}
+
+const isoOf = (ms: number | null) => (ms === null ? null : new Date(ms).toISOString())
+
+function toEndpoint(row: EndpointRow, eventTypes: readonly string[]): WebhookEndpoint {
+  return {
+    webhook_endpoint_id: row.endpoint_id,
+    url: row.url,
+    event_types: [...eventTypes].sort(
+      (a, b) => (EVENT_TYPE_ORDER.get(a) ?? 99) - (EVENT_TYPE_ORDER.get(b) ?? 99),
+    ) as WebhookEventType[],
+    description: row.description,
+    enabled: row.enabled === 1,
+    disabled_reason: row.enabled === 1 ? null : row.disabled_reason,
+    disabled_at: row.enabled === 1 ? null : row.disabled_at,
+    failing_since: row.failing_since,
+    created_at: row.created_at,
+    updated_at: row.updated_at,
+  }
+}
+
+function toDelivery(row: DeliveryRow): WebhookDelivery {
+  return {
+    webhook_delivery_id: row.delivery_id,
+    webhook_endpoint_id: row.endpoint_id,
+    event_id: row.event_id,
+    event_type: row.event_type,
+    state: row.state,
+    attempts: row.attempts,
+    next_attempt_at: row.state === 'pending' ? isoOf(row.next_attempt_at) : null,
+    created_at: row.created_at,
+    delivered_at: row.delivered_at,
+  }
+}
+
+export function createWebhookRepository(sql: Sql): WebhookRepository {
+  const { db } = sql
+
+  const subscriptionsOf = async (tx: Sql, endpointIds: readonly string[]) => {
+    const byEndpoint = new Map<string, string[]>(endpointIds.map((id) => [id, []]))
+    if (endpointIds.length === 0) return byEndpoint
+    const rows = await tx.db
+      .selectFrom('webhook_subscriptions')
+      .select(['endpoint_id', 'event_type'])
+      .where('endpoint_id', 'in', endpointIds)
+      .execute()
+    for (const row of rows) byEndpoint.get(row.endpoint_id)?.push(row.event_type)
+    return byEndpoint
+  }
+
+  const endpointOf = async (tx: Sql, accountId: string, endpointId: string) => {
+    const row = await tx.db
+      .selectFrom('webhook_endpoints')
+      .selectAll()
+      .where('account_id', '=', accountId)
+      .where('endpoint_id', '=', endpointId)
+      .executeTakeFirst()
+    if (!row) return undefined
+    return toEndpoint(row, (await subscriptionsOf(tx, [endpointId])).get(endpointId) ?? [])
+  }
+
+  const subscribe = async (tx: Sql, accountId: string, endpointId: string, types: readonly string[]) => {
+    await tx.db.deleteFrom('webhook_subscriptions').where('endpoint_id', '=', endpointId).execute()
+    const unique = [...new Set(types)]
+    if (unique.length > 0)
+      await tx.db
+        .insertInto('webhook_subscriptions')
+        .values(unique.map((event_type) => ({ endpoint_id: endpointId, account_id: accountId, event_type })))
+        .execute()
+  }
+
+  const deliveries = (tx: Sql = sql) =>
+    tx.db
+      .selectFrom('webhook_deliveries as d')
+      .innerJoin('webhook_events as ev', 'ev.event_id', 'd.event_id')
+      .selectAll('d')
+      .select('ev.type as event_type')
+
+  const deliveryOf = async (tx: Sql, accountId: string, deliveryId: string) => {
+    const row = await deliveries(tx)
+      .where('d.account_id', '=', accountId)
+      .where('d.delivery_id', '=', deliveryId)
+      .executeTakeFirst()
+    return row && toDelivery(row)
+  }
+
+  return {
+    createEndpoint: (accountId, endpoint, at) =>
+      inTransaction(sql, async (tx) => {
+        const count = await tx.db
+          .selectFrom('webhook_endpoints')
+          .select((eb) => eb.fn.countAll<number>().as('n'))
+          .where('account_id', '=', accountId)
+          .executeTakeFirstOrThrow()
+        if (Number(count.n) >= WEBHOOK_LIMITS.endpointsPerAccount) return 'limit' as const
+        await tx.db
+          .insertInto('webhook_endpoints')
+          .values({
+            endpoint_id: endpoint.endpointId,
+            account_id: accountId,
+            url: endpoint.url,
+            description: endpoint.description,
+            secret: endpoint.sealedSecret,
+            previous_secret: null,
+            previous_secret_until: null,
+            enabled: 1,
+            disabled_reason: null,
+            disabled_at: null,
+            failing_since: null,
+            created_at: at,
+            updated_at: at,
+          })
+          .execute()
+        await subscribe(tx, accountId, endpoint.endpointId, endpoint.eventTypes)
+        return (await endpointOf(tx, accountId, endpoint.endpointId))!
+      }),
+
+    async listEndpoints(accountId) {
+      const rows = await db
+        .selectFrom('webhook_endpoints')
+        .selectAll()
+        .where('account_id', '=', accountId)
+        .orderBy('seq')
+        .execute()
+      const types = await subscriptionsOf(
+        sql,
+        rows.map((row) => row.endpoint_id),
+      )
+      return rows.map((row) => toEndpoint(row, types.get(row.endpoint_id) ?? []))
+    },
+
+    findEndpoint: (accountId, endpointId) => endpointOf(sql, accountId, endpointId),
+
+    updateEndpoint: (accountId, endpointId, change, at) =>
+      inTransaction(sql, async (tx) => {
+        const found = await forUpdate(
+          tx,
+          tx.db
+            .selectFrom('webhook_endpoints')
+            .select(['enabled'])
+            .where('account_id', '=', accountId)
+            .where('endpoint_id', '=', endpointId),
+        ).executeTakeFirst()
+        if (!found) return undefined
+        const enabling = change.enabled === true
+        const pausing = change.enabled === false && found.enabled === 1
+        await tx.db
+          .updateTable('webhook_endpoints')
+          .set({
+            updated_at: at,
+            ...(change.url !== undefined && { url: change.url }),
+            ...(change.description !== undefined && { description: change.description }),
+            ...(enabling && { enabled: 1, disabled_reason: null, disabled_at: null, failing_since: null }),
+            ...(pausing && { enabled: 0, disabled_reason: 'paused' as const, disabled_at: at }),
+          })
+          .where('endpoint_id', '=', endpointId)
+          .execute()
+        if (change.eventTypes !== undefined) await subscribe(tx, accountId, endpointId, change.eventTypes)
+        return endpointOf(tx, accountId, endpointId)
+      }),
+
+    deleteEndpoint: (accountId, endpointId) =>
+      inTransaction(sql, async (tx) => {
+        const owned = await tx.db
+          .selectFrom('webhook_endpoints')
+          .select('endpoint_id')
+          .where('account_id', '=', accountId)
+          .where('endpoint_id', '=', endpointId)
+          .executeTakeFirst()
+        if (!owned) return false
+        await tx.db
+          .deleteFrom('webhook_attempts')
+          .where('delivery_id', 'in', (eb) =>
+            eb.selectFrom('webhook_deliveries').select('delivery_id').where('endpoint_id', '=', endpointId),
+          )
+          .execute()
+        await tx.db.deleteFrom('webhook_deliveries').where('endpoint_id', '=', endpointId).execute()
+        await tx.db.deleteFrom('webhook_subscriptions').where('endpoint_id', '=', endpointId).execute()
+        await tx.db.deleteFrom('webhook_endpoints').where('endpoint_id', '=', endpointId).execute()
+        return true
+      }),
+
+    rotateSecret: (accountId, endpointId, sealedSecret, previousValidUntilMs, at) =>
+      inTransaction(sql, async (tx) => {
+        const changed = await tx.db
+          .updateTable('webhook_endpoints')
+          .set((eb) => ({
+            previous_secret: previousValidUntilMs === null ? null : eb.ref('secret'),
+            previous_secret_until: previousValidUntilMs,
+            secret: sealedSecret,
+            updated_at: at,
+          }))
+          .where('account_id', '=', accountId)
+          .where('endpoint_id', '=', endpointId)
+          .executeTakeFirst()
+        if (affected(changed) === 0) return undefined
+        return endpointOf(tx, accountId, endpointId)
+      }),
+
+    enqueueTest: (accountId, endpointId, atMs) =>
+      inTransaction(sql, async (tx) => {
+        const owned = await tx.db
+          .selectFrom('webhook_endpoints')
+          .select('endpoint_id')
+          .where('account_id', '=', accountId)
+          .where('endpoint_id', '=', endpointId)
+          .executeTakeFirst()
+        if (!owned) return undefined
+        const at = new Date(atMs).toISOString()
+        const eventId = randomUUID()
+        await tx.db
+          .insertInto('webhook_events')
+          .values({
+            event_id: eventId,
+            account_id: accountId,
+            type: TEST_EVENT_TYPE,
+            subject_id: endpointId,
+            occurred_at: at,
+            snapshot: '{}',
+            payload: null,
+          })
+          .execute()
+        const deliveryId = randomUUID()
+        await tx.db
+          .insertInto('webhook_deliveries')
+          .values({
+            delivery_id: deliveryId,
+            event_id: eventId,
+            endpoint_id: endpointId,
+            account_id: accountId,
+            state: 'pending',
+            attempts: 0,
+            next_attempt_at: atMs,
+            claimed_until: null,
+            created_at: at,
+            created_at_ms: atMs,
+            delivered_at: null,
+          })
+          .execute()
+        return deliveryOf(tx, accountId, deliveryId)
+      }),
+
+    async listDeliveries(accountId, endpointId, limit, cursor) {
+      const endpoint = await db
+        .selectFrom('webhook_endpoints')
+        .select('endpoint_id')
+        .where('account_id', '=', accountId)
+        .where('endpoint_id', '=', endpointId)
+        .executeTakeFirst()
+      if (!endpoint) return undefined
+      return pageAfter(db, {
+        list: { ...DELIVERIES, scope: { account_id: accountId, endpoint_id: endpointId } },
+        cursor,
+        limit,
+        fetch: (beforeSeq) =>
+          deliveries()
+            .where('d.endpoint_id', '=', endpointId)
+            .where('d.seq', '<', beforeSeq)
+            .orderBy('d.seq', 'desc')
+            .limit(limit + 1)
+            .execute(),
+        map: toDelivery,
+        idOf: (delivery) => delivery.webhook_delivery_id,
+      })
+    },
+
+    findDelivery: (accountId, deliveryId) => deliveryOf(sql, accountId, deliveryId),
+
+    async listAttempts(accountId, deliveryId) {
+      const delivery = await deliveryOf(sql, accountId, deliveryId)
+      if (!delivery) return undefined
+      const rows = await db
+        .selectFrom('webhook_attempts')
+        .select(['attempt', 'attempted_at', 'duration_ms', 'status_code', 'error'])
+        .where('delivery_id', '=', deliveryId)
+        .orderBy('attempt')
+        .execute()
+      return rows
+    },
+
+    redeliver: (accountId, deliveryId, atMs) =>
+      inTransaction(sql, async (tx) => {
+        // One in flight now (leased) is left to finish: a second sender would double it.
+        await tx.db
+          .updateTable('webhook_deliveries')
+          .set({ state: 'pending', next_attempt_at: atMs, claimed_until: null, delivered_at: null })
+          .where('account_id', '=', accountId)
+          .where('delivery_id', '=', deliveryId)
+          .where((eb) =>
+            eb.or([
+              eb('state', '<>', 'pending'),
+              eb('claimed_until', 'is', null),
+              eb('claimed_until', '<=', atMs),
+            ]),
+          )
+          .execute()
+        return deliveryOf(tx, accountId, deliveryId)
+      }),
+
+    claimDue: (nowMs, { limit, perEndpoint, leaseMs }) =>
+      inTransaction(sql, async (tx) => {
+        const candidates = await tx.db
+          .selectFrom((eb) =>
+            eb
+              .selectFrom('webhook_deliveries as d')
+              .innerJoin('webhook_endpoints as e', 'e.endpoint_id', 'd.endpoint_id')
+              .select(['d.delivery_id', 'd.endpoint_id', 'd.next_attempt_at', 'd.seq'])
+              .select(
+                kysql<number>`ROW_NUMBER() OVER (PARTITION BY d.endpoint_id ORDER BY d.next_attempt_at, d.seq)`.as(
+                  'n',
+                ),
+              )
+              .where('e.enabled', '=', 1)
+              .where('d.state', '=', 'pending')
+              .where('d.next_attempt_at', '<=', nowMs)
+              .where((w) => w.or([w('d.claimed_until', 'is', null), w('d.claimed_until', '<=', nowMs)]))
+              .as('c'),
+          )
+          .select('c.delivery_id')
+          .where(({ eb, selectFrom }) =>
+            eb(
+              kysql<number>`c.n + (${selectFrom('webhook_deliveries as f')
+                .select((f) => f.fn.countAll<number>().as('k'))
+                .whereRef('f.endpoint_id', '=', 'c.endpoint_id')
+                .where('f.state', '=', 'pending')
+                .where('f.claimed_until', '>', nowMs)})`,
+              '<=',
+              perEndpoint,
+            ),
+          )
+          .orderBy('c.next_attempt_at')
+          .orderBy('c.seq')
+          .limit(limit)
+          .execute()
+        if (candidates.length === 0) return []
+        const claimedUntilMs = nowMs + leaseMs
+        // The lease is taken only where no other claim took it meanwhile (PostgreSQL re-checks the condition
+        // on each row once a concurrent claim's row lock is released).
+        const leased = await tx.db
+          .updateTable('webhook_deliveries')
+          .set({ claimed_until: claimedUntilMs })
+          .where(
+            'delivery_id',
+            'in',
+            candidates.map((c) => c.delivery_id),
+          )
+          .where('state', '=', 'pending')
+          .where((w) => w.or([w('claimed_until', 'is', null), w('claimed_until', '<=', nowMs)]))
+          .returning('delivery_id')
+          .execute()
+        if (leased.length === 0) return []
+        const rows = await tx.db
+          .selectFrom('webhook_deliveries as d')
+          .innerJoin('webhook_endpoints as e', 'e.endpoint_id', 'd.endpoint_id')
+          .innerJoin('webhook_events as ev', 'ev.event_id', 'd.event_id')
+          .select([
+            'd.delivery_id',
+            'd.account_id',
+            'd.endpoint_id',
+            'd.attempts',
+            'd.created_at_ms',
+            'd.next_attempt_at',
+            'e.url',
+            'e.secret',
+            'e.previous_secret',
+            'e.previous_secret_until',
+            'ev.event_id',
+            'ev.type',
+            'ev.subject_id',
+            'ev.occurred_at',
+            'ev.snapshot',
+            'ev.payload',
+          ])
+          .where(
+            'd.delivery_id',
+            'in',
+            leased.map((l) => l.delivery_id),
+          )
+          .orderBy('d.next_attempt_at')
+          .orderBy('d.seq')
+          .execute()
+        return rows.map((row) => ({
+          deliveryId: row.delivery_id,
+          accountId: row.account_id,
+          endpointId: row.endpoint_id,
+          url: row.url,
+          sealedSecrets:
+            row.previous_secret !== null && (row.previous_secret_until ?? 0) > nowMs
+              ? [row.secret, row.previous_secret]
+              : [row.secret],
+          attempts: row.attempts,
+          claimedUntilMs,
+          createdAtMs: row.created_at_ms,
+          event: {
+            eventId: row.event_id,
+            type: row.type,
+            subjectId: row.subject_id,
+            occurredAt: row.occurred_at,
+            snapshot: row.snapshot,
+            payload: row.payload,
+          },
+        }))
+      }),
+
+    async keepPayload(eventId, payload) {
+      await db
+        .updateTable('webhook_events')
+        .set({ payload })
+        .where('event_id', '=', eventId)
+        .where('payload', 'is', null)
+        .execute()
+      const row = await db
+        .selectFrom('webhook_events')
+        .select('payload')
+        .where('event_id', '=', eventId)
+        .executeTakeFirst()
+      return row?.payload ?? payload
+    },
+
+    recordAttempt: (claim, attempt, outcome) =>
+      inTransaction(sql, async (tx) => {
+        const moved = await tx.db
+          .updateTable('webhook_deliveries')
+          .set({
+            attempts: attempt.attempt,
+            state: outcome.state,
+            next_attempt_at: outcome.state === 'pending' ? outcome.nextAttemptAtMs : null,
+            claimed_until: null,
+            ...(outcome.state === 'delivered' && { delivered_at: outcome.at }),
+          })
+          .where('delivery_id', '=', claim.deliveryId)
+          .where('claimed_until', '=', claim.claimedUntilMs)
+          .executeTakeFirst()
+        if (affected(moved) === 0) return
+        await tx.db
+          .insertInto('webhook_attempts')
+          .values({ delivery_id: claim.deliveryId, ...attempt })
+          .onConflict((oc) => oc.columns(['delivery_id', 'attempt']).doNothing())
+          .execute()
+        const endpoint = tx.db.updateTable('webhook_endpoints').where('endpoint_id', '=', claim.endpointId)
+        if (outcome.state === 'delivered') {
+          await endpoint.set({ failing_since: null }).where('failing_since', 'is not', null).execute()
+          return
+        }
+        await endpoint.set({ failing_since: outcome.at }).where('failing_since', 'is', null).execute()
+        await endpoint
+          .set({ enabled: 0, disabled_reason: 'failing', disabled_at: outcome.at })
+          .where('enabled', '=', 1)
+          .where('failing_since', '<=', outcome.disableIfFailingSince)
+          .execute()
+      }),
+
+    async backlog() {
+      const row = await db
+        .selectFrom('webhook_deliveries')
+        .select((eb) => [eb.fn.countAll<number>().as('pending'), eb.fn.min('next_attempt_at').as('oldest')])
+        .where('state', '=', 'pending')
+        .executeTakeFirstOrThrow()
+      return { pending: Number(row.pending), oldestDueMs: row.oldest === null ? null : Number(row.oldest) }
+    },
+  }
+}

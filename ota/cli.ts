@@ -26,7 +26,7 @@ import { resignCatalog, withdrawRelease } from './resign.ts'
  */
 const HELP = `usage: ota build --version X.Y.Z --out DIR [--arch ARCH[,ARCH…]]
        ota image --version X.Y.Z --cloud URL --out DIR [--arch arm64] [--from DIR]
-       ota publish --from DIR [--notes TEXT | --notes-file FILE] [--expires-in DAYS]
+       ota publish --from DIR [--notes TEXT | --notes-file FILE] [--expires-in DAYS] [--without-boot-test REASON]
        ota withdraw VERSION | --below X.Y.Z [--expires-in DAYS]
        ota resign [--expires-in DAYS] [--serial N]
        ota keygen --out DIR
@@ -67,6 +67,9 @@ commands:
       --notes TEXT, --notes-file FILE   release notes
       --expires-in DAYS            hubs refuse the catalog DAYS days after signing (default ${DEFAULT_EXPIRY_DAYS},
                                    at most ${MAX_EXPIRY_DAYS}): re-sign it before then (ota resign)
+      --without-boot-test REASON   publish an arm64 package although DIR has no appliance-boot-test.json
+                                   for it (the boot test of the card image made from it, which passing
+                                   writes: docs/appliance-boot-test.md); refused otherwise
   withdraw VERSION                 take a release out of the catalog for good: hubs are never told to run it
                                    again (pins to it are ignored) and it cannot be published again; when it
                                    was current, the newest release left becomes current
@@ -253,15 +256,24 @@ async function main(argv: string[]): Promise<unknown> {
         from: { type: 'string' },
         notes: { type: 'string' },
         'notes-file': { type: 'string' },
+        'without-boot-test': { type: 'string' },
       },
     })
     const fromDir = path.resolve(required(values.from, '--from'))
+    const withoutBootTest = values['without-boot-test']
+    if (withoutBootTest !== undefined && withoutBootTest.trim() === '')
+      throw new UsageError('--without-boot-test needs the reason')
     const signing = signingOptions(values)
     if (values.notes !== undefined && values['notes-file'] !== undefined)
       throw new UsageError('pass --notes or --notes-file, not both')
     const notes =
       values['notes-file'] !== undefined ? readFileSync(values['notes-file'], 'utf8') : values.notes
-    const catalog = await publishRelease({ ...signing, fromDir, ...(notes !== undefined && { notes }) })
+    const catalog = await publishRelease({
+      ...signing,
+      fromDir,
+      ...(notes !== undefined && { notes }),
+      ...(withoutBootTest !== undefined && { withoutBootTest }),
+    })
     return {
       version: catalog.current.version,
       key_id: catalog.key_id,

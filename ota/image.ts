@@ -1,5 +1,6 @@
 import { existsSync, mkdirSync, mkdtempSync, rmSync, statSync, writeFileSync } from 'node:fs'
 import path from 'node:path'
+import { type ImageManifest, imageManifestPath } from './appliance-record.ts'
 import { buildRelease, sha256File } from './build.ts'
 import { RELEASE_VERSION } from './catalog.ts'
 import { baseRoot } from './image-base.ts'
@@ -99,6 +100,7 @@ export async function buildImage(options: ImageOptions): Promise<BuiltImage> {
     const raw = path.join(work, 'image.img')
     const layout = await makeDiskImage(rootDir, bootDir, work, raw)
     rmSync(rootDir, { recursive: true, force: true })
+    const rawSha256 = await sha256File(raw)
 
     log('compressing (xz)')
     const filename = imageFilename(version, arch)
@@ -106,6 +108,14 @@ export async function buildImage(options: ImageOptions): Promise<BuiltImage> {
     await compress(raw, compressed)
     const sha256 = await sha256File(compressed)
     writeFileSync(`${compressed}.sha256`, `${sha256}  ${filename}\n`)
+    // What the boot test and `ota publish` tie together (appliance-record.ts).
+    const manifest: ImageManifest = {
+      version,
+      architecture: arch,
+      package: { filename: path.basename(deb), sha256: await sha256File(deb) },
+      image: { filename, sha256, raw_sha256: rawSha256, raw_size_bytes: layout.totalBytes },
+    }
+    writeFileSync(imageManifestPath(compressed), `${JSON.stringify(manifest, null, 2)}\n`)
     return {
       filename,
       sha256,

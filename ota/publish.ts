@@ -1,6 +1,7 @@
 import { copyFileSync, existsSync, mkdirSync, readFileSync, renameSync, statSync } from 'node:fs'
 import path from 'node:path'
 import { Value } from 'typebox/value'
+import { checkBootTested } from './appliance-record.ts'
 import { MANIFEST, type ReleaseManifest, sha256File } from './build.ts'
 import {
   type Catalog,
@@ -18,6 +19,11 @@ export interface PublishOptions extends SigningOptions {
   fromDir: string
   /** Release notes; kept from an earlier publish of the same version when not given. */
   notes?: string
+  /**
+   * Publish an arm64 package without a passing appliance boot test record in `fromDir` (appliance-record.ts),
+   * and why.
+   */
+  withoutBootTest?: string
 }
 
 /** The release in `fromDir`, each installer checked against its size and SHA-256. */
@@ -50,6 +56,7 @@ export async function publishRelease(options: PublishOptions): Promise<Catalog> 
   const signedAt = options.now ?? new Date()
   const store = openCatalogStore({ ...options, now: signedAt })
   const built = await readBuiltRelease(options.fromDir)
+  checkBootTested(options.fromDir, built.version, built.installers, options.withoutBootTest)
   const { releasesDir, stored } = store
   const releases: Release[] = stored?.releases ?? []
   if (stored?.withdrawn?.includes(built.version))

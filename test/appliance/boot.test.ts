@@ -1,9 +1,12 @@
 import { spawnSync } from 'node:child_process'
 import { randomUUID } from 'node:crypto'
-import { readFileSync, statSync } from 'node:fs'
+import { readFileSync, statSync, writeFileSync } from 'node:fs'
 import path from 'node:path'
+import { Value } from 'typebox/value'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { pairingSlip } from '../../hub/pairing/code-slip.ts'
+import { type BootTestRecord, ImageManifest, imageManifestPath } from '../../ota/appliance-record.ts'
+import { sha256File } from '../../ota/build.ts'
 import type { ManagedAccount, ProvisionedManagedAccount } from '../../protocol/partner.ts'
 import { ApiClient } from '../e2e/api-client.ts'
 import { type CloudProcess, startCloudProcess, stopAll } from '../e2e/harness.ts'
@@ -34,6 +37,9 @@ import { GUEST_HOST, type QemuMachine, qemuMissing, startQemuMachine } from './q
 // APPLIANCE_IMAGE=path/to/card.img npm run test:appliance
 //   APPLIANCE_KERNEL, APPLIANCE_INITRD   the kernel and initrd; default: the newest in the image's /boot
 //   APPLIANCE_APPEND                     more kernel parameters
+//   APPLIANCE_RECORD                     when it passes, write the record `ota publish` asks for here
+//                                        (ota/appliance-record.ts): the image must have its `ota image`
+//                                        manifest beside it (X.img.json for X.img)
 
 const IMAGE = process.env.APPLIANCE_IMAGE
 const skip = IMAGE ? qemuMissing() : 'APPLIANCE_IMAGE names no card image (docs/appliance-boot-test.md)'
@@ -61,9 +67,11 @@ describe.skipIf(skip !== null)(`the appliance image boots and prints (${skip ?? 
   let image: string
   let ssh: (command: string, options?: string[]) => ReturnType<typeof spawnSync>
   let imageRootBytes: number
+  let imageSha256: string
 
   beforeAll(async () => {
     dir = tempDir('appliance-boot-')
+    imageSha256 = await sha256File(IMAGE!)
     image = path.join(dir.path, 'card.img')
     // A copy the test may write to and the guest may change; sparse, so a mostly empty card costs little.
     const copied = spawnSync('cp', ['--sparse=always', '--reflink=auto', IMAGE!, image], { encoding: 'utf8' })
@@ -230,6 +238,7 @@ describe.skipIf(skip !== null)(`the appliance image boots and prints (${skip ?? 
     expect(printer.received()).toStrictEqual(second)
     expect(ssh('systemctl is-active print-hub').stdout).toBe('active\n')
     const residentKiB = m.residentKiB()
+    if (process.env.APPLIANCE_RECORD) writeRecord(process.env.APPLIANCE_RECORD, IMAGE!, imageSha256)
     expect(await m.powerDown()).toBe(true)
     // The card as the installer would find it on a laptop: the boot file applied with nothing secret left in
     // it, the key file consumed, the root partition and its file system to the card's end.
@@ -251,6 +260,26 @@ describe.skipIf(skip !== null)(`the appliance image boots and prints (${skip ?? 
     )
   })
 })
+
+/**
+ * The record `ota publish` asks for (ota/appliance-record.ts): this image, booted and passed, holds the package
+ * its `ota image` manifest names.
+ */
+function writeRecord(file: string, image: string, rawSha256: string) {
+  const manifest: unknown = JSON.parse(readFileSync(imageManifestPath(image), 'utf8'))
+  if (!Value.Check(ImageManifest, manifest))
+    throw new Error(`${imageManifestPath(image)} is not an image manifest`)
+  if (manifest.image.raw_sha256 !== rawSha256)
+    throw new Error(`${image} is not the image ${imageManifestPath(image)} describes (SHA-256 differs)`)
+  const record: BootTestRecord = {
+    version: manifest.version,
+    package_sha256: manifest.package.sha256,
+    image_raw_sha256: rawSha256,
+    passed_at: new Date().toISOString(),
+    test: 'test/appliance/boot.test.ts',
+  }
+  writeFileSync(file, `${JSON.stringify(record, null, 2)}\n`)
+}
 
 /** ssh once the guest's server answers: a connection refused or cut while it starts is tried again. */
 async function sshWhenUp(ssh: (command: string) => ReturnType<typeof spawnSync>, command: string) {

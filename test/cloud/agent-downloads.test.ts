@@ -5,6 +5,7 @@ import { connect } from 'node:net'
 import path from 'node:path'
 import { promisify } from 'node:util'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { BOOT_TEST_RECORD } from '../../ota/appliance-record.ts'
 import type { Catalog } from '../../ota/catalog.ts'
 import { writeReleaseKey } from '../../ota/release-key.ts'
 import { ROOT, runCli } from '../helpers/cli.ts'
@@ -119,7 +120,28 @@ describe('ota publish', () => {
     ])
     const second = publish(fakeBuild('1.1.0', [{ arch: 'amd64', size: 300_000 }]), 'Faster start-up')
     expect(second).toMatchObject({ version: '1.1.0', releases: ['1.1.0', '1.0.0'] })
-    const arm = publish(fakeBuild('1.1.0', [{ arch: 'arm64', size: 50_000 }]), 'Faster start-up')
+    // An arm64 package goes out only with a passing boot test of the card image made from it, for its bytes.
+    const armBuild = fakeBuild('1.1.0', [{ arch: 'arm64', size: 50_000 }])
+    const untested = ota(['publish', '--from', armBuild, '--notes', 'Faster start-up'])
+    expect(untested.status).toBe(1)
+    expect(untested.stderr).toContain('print-hub_1.1.0_arm64.deb has not been boot-tested')
+    const record = {
+      version: '1.1.0',
+      package_sha256: createHash('sha256').update(files.get('print-hub_1.1.0_arm64.deb')!).digest('hex'),
+      image_raw_sha256: 'f'.repeat(64),
+      passed_at: '2026-11-28T12:00:00.000Z',
+      test: 'test/appliance/boot.test.ts',
+    }
+    writeFileSync(
+      path.join(armBuild, BOOT_TEST_RECORD),
+      JSON.stringify({ ...record, package_sha256: 'e'.repeat(64) }),
+    )
+    const otherBuild = ota(['publish', '--from', armBuild, '--notes', 'Faster start-up'])
+    expect(otherBuild.status).toBe(1)
+    expect(otherBuild.stderr).toContain('is for another build')
+    expect(ota(['publish', '--from', armBuild, '--without-boot-test', ' ']).status).toBe(2)
+    writeFileSync(path.join(armBuild, BOOT_TEST_RECORD), JSON.stringify(record))
+    const arm = publish(armBuild, 'Faster start-up')
     expect(arm.releases).toEqual(['1.1.0', '1.0.0'])
   })
 

@@ -50,6 +50,7 @@ describe('cloud CLI: release pin, unpin and status', () => {
         ]),
         dataDir: DATA_DIR,
         privateKeyPem,
+        withoutBootTest: 'a fake build',
       })
   }
   const status = async () => await json(['release', 'status', '--hub', hubId])

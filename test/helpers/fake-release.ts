@@ -74,6 +74,8 @@ export function fakeReleasePublisher(
       ),
       dataDir: dataDir(),
       privateKeyPem,
+      // No card image is made of a fake build (ota/appliance-record.ts).
+      withoutBootTest: 'a fake build',
       ...signed,
     })
   return Object.assign(publish, { privateKeyPem })

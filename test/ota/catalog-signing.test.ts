@@ -43,6 +43,7 @@ describe('the signed catalog’s serial, expiry, floor and withdrawn releases', 
       dataDir: dataDir(),
       privateKeyPem,
       now,
+      withoutBootTest: 'a fake build',
       ...(expiresInDays !== undefined && { expiresInDays }),
     })
   /** The catalog as stored, verified as the cloud and hubs verify it. */

@@ -30,9 +30,12 @@ import { partnerAccountRoutes } from './routes/partner-accounts.ts'
 import { partnerEnrollmentRoutes } from './routes/partner-enrollments.ts'
 import { printJobRoutes } from './routes/print-jobs.ts'
 import { resourceListRoutes } from './routes/resource-lists.ts'
+import { webhookEndpointRoutes } from './routes/webhook-endpoints.ts'
 import type { BlobStore } from './storage/blob-store.ts'
 import type { Storage } from './storage/storage.ts'
 import { createValidatorCompiler } from './validation.ts'
+import { webhookEndpointAdmin } from './webhooks/manage-endpoints.ts'
+import { type WebhookSecretBox, webhookSecretBox, webhookSecretKey } from './webhooks/secret-box.ts'
 
 export interface AppDependencies {
   config: CloudConfig
@@ -54,6 +57,10 @@ export interface AppDependencies {
   consoleClock?: ConsoleClock
   /** Where every request's latency is recorded (METRICS_PORT); none by default. */
   metrics?: Registry
+  /** Seals webhook signing secrets; by default under WEBHOOK_SECRET_KEY, or the key file in DATA_DIR. */
+  webhookSecrets?: WebhookSecretBox
+  /** Told when a webhook delivery was queued due now (the node's delivery worker looks at once). */
+  webhookQueued?: () => void
 }
 
 const NO_JOB_EVENTS: JobEvents = {
@@ -190,6 +197,15 @@ export async function buildApp(deps: AppDependencies): Promise<FastifyInstance> 
   await app.register(agentApiRoutes, agentApi)
   await app.register(pairingRoutes, agentApi)
   await app.register(onboardingRoutes, { storage })
+  const webhookSecrets =
+    deps.webhookSecrets ??
+    webhookSecretBox(webhookSecretKey(config.webhookSecretKey || undefined, config.dataDir))
+  const webhooks = webhookEndpointAdmin({
+    webhooks: storage.webhooks,
+    secrets: webhookSecrets,
+    ...(deps.webhookQueued && { queued: deps.webhookQueued }),
+  })
+  await app.register(webhookEndpointRoutes, { admin: webhooks })
   await app.register(printJobRoutes, {
     jobEvents,
     storage,
@@ -205,6 +221,7 @@ export async function buildApp(deps: AppDependencies): Promise<FastifyInstance> 
     submitter,
     jobEvents,
     intake,
+    webhooks,
     clock: deps.consoleClock ?? SYSTEM_CLOCK,
   })
   return app

@@ -10,6 +10,7 @@ import { METRICS_SETTINGS } from './config/metrics-settings.ts'
 import { SERVER_SETTINGS } from './config/server-settings.ts'
 import { settingOf } from './config/setting-builders.ts'
 import { STORAGE_SETTINGS } from './config/storage-settings.ts'
+import { WEBHOOK_SETTINGS } from './config/webhook-settings.ts'
 
 export { ConfigError }
 
@@ -27,6 +28,7 @@ export const CloudConfigSchema = Type.Object({
   ...JOB_SETTINGS,
   ...ACCESS_SETTINGS,
   ...METRICS_SETTINGS,
+  ...WEBHOOK_SETTINGS,
 })
 export type CloudConfig = Static<typeof CloudConfigSchema>
 type Key = keyof CloudConfig

@@ -18,6 +18,7 @@ import { countedPrintJobs } from './metrics/job-metrics.ts'
 import { startMetricsListener } from './metrics/metrics-listener.ts'
 import { createMetricsRegistry } from './metrics/metrics-registry.ts'
 import { registerStateGauges } from './metrics/state-gauges.ts'
+import { registerWebhookBacklogGauges, webhookDeliveryMetrics } from './metrics/webhook-metrics.ts'
 import { AnnounceAfterReconnect } from './presence/announce-after-reconnect.ts'
 import { endEmbeddedSessions } from './presence/embedded-sessions.ts'
 import { HubPresence } from './presence/hub-presence.ts'
@@ -31,12 +32,17 @@ import { openBrokerLookups } from './storage/broker-lookups.ts'
 import { lockDataDir } from './storage/data-dir-lock.ts'
 import { redactedDatabaseUrl } from './storage/database-url.ts'
 import { DATABASE_FILE, openStorage, type Storage } from './storage/storage.ts'
+import { DeliveryWorker, type DeliveryWorkerOptions } from './webhooks/delivery-worker.ts'
+import { storedEventSubjects } from './webhooks/event-payload.ts'
+import { webhookSecretBox, webhookSecretKey } from './webhooks/secret-box.ts'
 
 export interface RunningCloud {
   app: FastifyInstance
   storage: Storage
   broker: EmbeddedBroker
   dispatcher: Dispatcher
+  /** Delivers webhook events (cloud/webhooks/); `nudge()` makes it look for due deliveries at once. */
+  webhookDeliveries: DeliveryWorker
   apiUrl: string
   /** The metrics listener's `GET /metrics` (METRICS_PORT); undefined when it is off. */
   metricsUrl?: string
@@ -50,10 +56,20 @@ export interface RunningCloud {
 /** How soon a revoked hub's MQTT session is closed (the CLI that revokes it has only the database). */
 const REVOCATION_CHECK_MS = 1000
 
-/** Starts the whole cloud: storage, the embedded broker, the dispatcher and the HTTP API. */
+/** What tests change beyond the configuration. */
+export interface CloudSeams {
+  /** The webhook delivery worker's knobs: a short retry schedule, the fetcher's resolver and connector, a CA. */
+  webhookDelivery?: Pick<
+    DeliveryWorkerOptions,
+    'schedule' | 'fetchSeams' | 'attemptTimeoutMs' | 'pollIntervalMs' | 'now' | 'random'
+  >
+}
+
+/** Starts the whole cloud: storage, the embedded broker, the dispatcher, webhook deliveries and the HTTP API. */
 export async function startCloud(
   config: CloudConfig,
   logger: Logger = createLogger(config),
+  seams: CloudSeams = {},
 ): Promise<RunningCloud> {
   // Refused before anything is touched: a busy port, or DATA_DIR served by another cloud. With MQTT_URL the
   // cloud listens for no MQTT, so MQTT_PORT (perhaps Mosquitto's own, on this host) is not its to check.
@@ -138,6 +154,7 @@ export async function startCloud(
         ...(broker.clients && { brokerClients: broker.clients }),
         hubMessagesInProgress: () => hubMessages.inProgress,
       })
+    let webhookDeliveries: DeliveryWorker | undefined
     const dispatcher = new Dispatcher({
       storage,
       bus,
@@ -146,6 +163,8 @@ export async function startCloud(
       pendingExpirySeconds: config.pendingJobExpirySeconds,
       cancelConfirmTimeoutMs: config.cancelConfirmTimeoutMs,
       handlers: hubMessages,
+      // The worker starts below; a job's events are looked for as soon as they are written.
+      jobChanged: () => webhookDeliveries?.nudge(),
     })
     const presence = new HubPresence({
       storage,
@@ -204,7 +223,21 @@ export async function startCloud(
     })
     housekeeping.start()
     cleanups.push(() => housekeeping.stop())
+    // Every node delivers webhooks; a delivery's lease keeps two nodes off the same one (storage/webhooks.ts).
+    const deliveryWorker = new DeliveryWorker({
+      webhooks: storage.webhooks,
+      subjects: storedEventSubjects(storage),
+      secretBox: webhookSecretBox(webhookSecretKey(config.webhookSecretKey || undefined, config.dataDir)),
+      logger: logger.child({ name: 'webhooks' }),
+      ...(metrics && { observer: webhookDeliveryMetrics(metrics) }),
+      ...seams.webhookDelivery,
+    })
+    if (metrics) registerWebhookBacklogGauges(metrics, () => storage.webhooks.backlog())
+    webhookDeliveries = deliveryWorker
+    deliveryWorker.start()
+    cleanups.push(() => deliveryWorker.stop())
     const app = await buildApp({
+      webhookQueued: () => deliveryWorker.nudge(),
       config,
       storage,
       blobs,
@@ -252,6 +285,7 @@ export async function startCloud(
       storage,
       broker,
       dispatcher,
+      webhookDeliveries: deliveryWorker,
       apiUrl,
       ...(metricsUrl && { metricsUrl }),
       async close() {

@@ -25,7 +25,13 @@ export const DUPLEX_MODES = ['default', 'simplex', 'duplex_long_edge', 'duplex_s
 export const SCALE_MODES = ['none', 'fit'] as const
 export const ORIENTATIONS = ['default', 'portrait', 'landscape'] as const
 /** Scopes of account API clients on /api/v1 (spec: Authentication). */
-export const SCOPES = ['printers:read', 'documents:write', 'print_jobs:write', 'print_jobs:read'] as const
+export const SCOPES = [
+  'printers:read',
+  'documents:write',
+  'print_jobs:write',
+  'print_jobs:read',
+  'webhooks:write',
+] as const
 
 // Titles name the enums in the OpenAPI document (components a generated client imports).
 export const PrintJobStatus = Type.Enum(PRINT_JOB_STATUSES, { title: 'PrintJobStatus' })

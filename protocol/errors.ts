@@ -257,6 +257,28 @@ export const ERROR_CODES = {
     error: 'not_found',
     description: 'No agent enrollment of this managed account has that id.',
   },
+  webhook_endpoint_not_found: {
+    status: 404,
+    error: 'not_found',
+    description: 'No webhook endpoint of this account has that id.',
+  },
+  webhook_delivery_not_found: {
+    status: 404,
+    error: 'not_found',
+    description: 'No webhook delivery of this account has that id.',
+  },
+  webhook_endpoint_limit_reached: {
+    status: 409,
+    error: 'conflict',
+    description:
+      'The account already has as many webhook endpoints as it may (details.limit); delete one first.',
+  },
+  webhook_endpoint_disabled: {
+    status: 409,
+    error: 'conflict',
+    description:
+      'The webhook endpoint is disabled (details.disabled_reason: paused or failing) and sends nothing; enable it first.',
+  },
   relationship_conflict: {
     status: 409,
     error: 'conflict',

@@ -200,17 +200,19 @@ export const WebhookAttemptList = Type.Object(
 )
 
 /**
- * The body of each kind of event, for the OpenAPI document's `webhooks` (one per event type): the same fields
- * as WebhookEvent, with `type` and `data` narrowed to the kind.
+ * The body of each kind of event, for the OpenAPI document's `webhooks` (one per event type): a WebhookEvent
+ * whose `type` and `data` are narrowed to the kind.
  */
 const eventOf = (title: string, types: readonly string[], data: Parameters<typeof Type.Object>[0][string]) =>
-  Type.Object(
-    {
-      ...WebhookEvent.properties,
-      type: Type.Enum(types, { description: 'the event type, also chosen in `event_types`' }),
-      data,
-    },
-    { title, additionalProperties: false },
+  Type.Intersect(
+    [
+      WebhookEvent,
+      Type.Object({
+        type: Type.Enum(types, { description: 'the event type, as chosen in `event_types`' }),
+        data,
+      }),
+    ],
+    { title },
   )
 const ofFamily = (prefix: string) => WEBHOOK_EVENT_TYPES.filter((t) => t.startsWith(prefix))
 export const PrintJobWebhookEvent = eventOf(

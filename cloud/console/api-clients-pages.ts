@@ -18,6 +18,7 @@ const SCOPE_WORDS: Record<Scope, string> = {
   'documents:write': 'upload documents',
   'print_jobs:write': 'create and cancel print jobs',
   'print_jobs:read': 'read print jobs',
+  'webhooks:write': 'manage webhook endpoints and their deliveries',
 }
 
 /** Fixed notices after a redirect (never text from the query). */

@@ -3,6 +3,7 @@ import type { DocumentIntake } from '../documents/intake.ts'
 import type { JobEvents } from '../print-jobs/job-events.ts'
 import type { PrintJobSubmitter } from '../print-jobs/submit.ts'
 import type { Storage } from '../storage/storage.ts'
+import type { WebhookEndpointAdmin } from '../webhooks/manage-endpoints.ts'
 
 /** A person's role in an account (docs/console.md): an owner also manages users and API clients. */
 export type UserRole = 'owner' | 'member'
@@ -42,6 +43,8 @@ export interface ConsoleOptions {
   submitter: PrintJobSubmitter
   jobEvents: JobEvents
   intake: DocumentIntake
+  /** The account's webhook endpoints, with the API's checks (the Webhooks page). */
+  webhooks: WebhookEndpointAdmin
   /** SYSTEM_CLOCK unless a test gives another. */
   clock: ConsoleClock
 }

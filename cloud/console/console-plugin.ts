@@ -12,6 +12,7 @@ import { sessionSupport } from './session-support.ts'
 import { setPasswordPages } from './set-password-pages.ts'
 import { signInPages } from './sign-in-pages.ts'
 import { usersPages } from './users-pages.ts'
+import { webhooksPages } from './webhooks-pages.ts'
 
 const asset = (name: string) => readFileSync(new URL(`./assets/${name}`, import.meta.url))
 const ASSETS = {
@@ -54,8 +55,8 @@ export const consolePlugin: FastifyPluginAsync<ConsoleOptions> = async (app, opt
   }
 
   // What page modules are registered with: not the `prefix` option this plugin got (theirs would double it).
-  const { storage, config, submitter, jobEvents, intake, clock } = options
-  const pages: ConsoleOptions = { storage, config, submitter, jobEvents, intake, clock }
+  const { storage, config, submitter, jobEvents, intake, webhooks, clock } = options
+  const pages: ConsoleOptions = { storage, config, submitter, jobEvents, intake, webhooks, clock }
   // The pages in a context of their own, so that the assets above are served without loading a session and
   // its user from the database (three extra reads per page view).
   await app.register(async (scope) => {
@@ -68,6 +69,7 @@ export const consolePlugin: FastifyPluginAsync<ConsoleOptions> = async (app, opt
     // Page modules (one line each).
     await scope.register(jobsPages, pages)
     await scope.register(apiClientsPages, pages)
+    await scope.register(webhooksPages, pages)
     await scope.register(printersPages, pages)
     await scope.register(overviewPage, pages)
     await scope.register(hubsPages, pages)

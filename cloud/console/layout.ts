@@ -46,6 +46,7 @@ const SECTIONS = [
   { id: 'jobs', label: 'Jobs', path: '/console/jobs', ownerOnly: false },
   { id: 'hubs', label: 'Hubs', path: '/console/hubs', ownerOnly: false },
   { id: 'api-clients', label: 'API clients', path: '/console/api-clients', ownerOnly: true },
+  { id: 'webhooks', label: 'Webhooks', path: '/console/webhooks', ownerOnly: true },
   { id: 'users', label: 'Users', path: '/console/users', ownerOnly: true },
 ] as const
 

@@ -30,6 +30,8 @@ export interface DispatcherOptions {
    * own; tests shorten it.
    */
   retryBaseMs?: number
+  /** Told after a job was created or its hub moved it on (webhook deliveries look for new events at once). */
+  jobChanged?: () => void
 }
 
 const EXPIRY_BATCH = 500
@@ -142,6 +144,7 @@ export class Dispatcher {
    * job: the hub is offered it again when it reconnects, and asked about it once it is silent (silent-jobs.ts).
    */
   async jobCreated(job: DispatchableJob): Promise<void> {
+    this.#o.jobChanged?.()
     if (job.offered_at === null) return
     this.#o.logger.info(
       { print_job_id: job.print_job_id, printer_id: job.printer_id, status: job.status },
@@ -271,6 +274,7 @@ export class Dispatcher {
     const reserved = await this.#lifecycle.reserve(ack.print_job_id, agentId, ack.at)
     // The hub spooled a job that is to be dropped (or that ended here without it): tell it again.
     if (reserved) {
+      this.#o.jobChanged?.()
       if (reserved.cancel_requested_at !== null)
         await this.#askToDrop(agentId, ack.print_job_id, reserved.cancel_reason ?? 'cancelled')
       return
@@ -306,6 +310,7 @@ export class Dispatcher {
     )
     if (applied) {
       this.#settled.changed(id)
+      this.#o.jobChanged?.()
       return
     }
     if (report.status !== 'printing' && report.status !== 'printed') return

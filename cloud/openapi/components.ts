@@ -3,6 +3,8 @@ import { ERROR_CODES } from '../../protocol/errors.ts'
 type Schema = Record<string, unknown>
 interface OpenApiDocument {
   paths: Record<string, Record<string, { responses?: Record<string, { content?: Record<string, Media> }> }>>
+  /** OpenAPI 3.1: what the service sends (webhook events); their request bodies are named as answers are. */
+  webhooks?: Record<string, Record<string, { requestBody?: { content?: Record<string, Media> } }>>
   components: { schemas?: Record<string, Schema> }
 }
 interface Media {
@@ -125,7 +127,8 @@ function listErrorCodes(error: Schema): void {
 /**
  * Names the shapes of responses: each titled schema in a response (PrintJob, Printer, Error, the enums, ...)
  * becomes a component a generated client can import. Request bodies and parameters stay inline, as clients
- * send them (and as the property tests read them).
+ * send them (and as the property tests read them); the bodies of `webhooks`, which the service sends, are
+ * named as answers are.
  */
 export function nameResponseSchemas(doc: OpenApiDocument): void {
   const components: Record<string, Schema> = { ...doc.components.schemas }
@@ -135,6 +138,13 @@ export function nameResponseSchemas(doc: OpenApiDocument): void {
         for (const media of Object.values(response.content ?? {})) {
           if (media.schema) media.schema = hoistTitled(openObjects(media.schema), components)
         }
+      }
+    }
+  }
+  for (const methods of Object.values(doc.webhooks ?? {})) {
+    for (const op of Object.values(methods)) {
+      for (const media of Object.values(op.requestBody?.content ?? {})) {
+        if (media.schema) media.schema = hoistTitled(openObjects(media.schema), components)
       }
     }
   }

@@ -18,13 +18,21 @@ export interface ApplicationIdempotency {
   replayStatus?: number
 }
 
+/**
+ * An account's Idempotency-Key on an endpoint whose answer holds a secret (a webhook endpoint's signing
+ * secret): keyed by digest and sealed as the partner API's are, so the idempotency table holds no secret.
+ */
+export interface SealedAccountIdempotency {
+  by: 'account'
+}
+
 declare module 'fastify' {
   interface FastifyContextConfig {
     /**
      * The route honours the Idempotency-Key header: `true` for the print-job create endpoints (keys scoped to
-     * the account), or per application for the partner API.
+     * the account), per application for the partner API, or per account with the answer sealed.
      */
-    idempotent?: boolean | ApplicationIdempotency
+    idempotent?: boolean | ApplicationIdempotency | SealedAccountIdempotency
   }
   interface FastifyRequest {
     idempotencyScope: IdempotencyScope | null
@@ -80,6 +88,13 @@ function claimFor(request: FastifyRequest): Claim | null {
   const endpoint = request.routeOptions.url ?? ''
   if (config === true)
     return { scope: { accountId: authOf(request).accountId, endpoint, key }, sealing: null }
+  if (config.by === 'account') {
+    const accountId = authOf(request).accountId
+    return {
+      scope: { accountId, endpoint, key: idempotencyKeyDigest(key) },
+      sealing: { key, owner: `account:${accountId}`, replayStatus: undefined },
+    }
+  }
   const owner = `application:${applicationOf(request).app_id}`
   return {
     scope: { accountId: owner, endpoint, key: idempotencyKeyDigest(key) },

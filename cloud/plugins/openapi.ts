@@ -8,12 +8,14 @@ import {
   type Operation,
   SHARED_COMPONENTS,
 } from '../openapi/operations.ts'
+import { webhooksOfDocument } from '../openapi/webhooks.ts'
 
 const SCOPE_DESCRIPTIONS: Record<Scope, string> = {
   'printers:read': 'list agents and printers',
   'documents:write': 'upload documents, and supply them by URL or Base64',
   'print_jobs:write': 'create and cancel print jobs',
   'print_jobs:read': 'read and list print jobs',
+  'webhooks:write': 'create, list, change and delete webhook endpoints; read and resend their deliveries',
 }
 
 /** Spec (Authentication, model 2): the claims the service leaves open, as this service checks them. */
@@ -89,6 +91,8 @@ export const openapiPlugin = fp<{ publicUrl: string }>(
         if (!('openapiObject' in generated)) return generated.swaggerObject
         // A copy: the generated document may share objects with the live route schemas.
         const doc = structuredClone(generated.openapiObject) as Parameters<typeof nameResponseSchemas>[0]
+        // What the service sends: each webhook event (OpenAPI 3.1 `webhooks`).
+        doc.webhooks = webhooksOfDocument() as NonNullable<typeof doc.webhooks>
         // Names first: the error answers describeOperation adds refer to the Error component named here.
         nameResponseSchemas(doc)
         for (const methods of Object.values(doc.paths)) {

@@ -539,6 +539,10 @@ export const MIGRATIONS: readonly Migration[] = [
         delivered_at TEXT
       );
       CREATE INDEX webhook_deliveries_due ON webhook_deliveries(next_attempt_at) WHERE state = 'pending';
+      CREATE INDEX webhook_deliveries_pending ON webhook_deliveries(endpoint_id, next_attempt_at)
+        WHERE state = 'pending';
+      CREATE INDEX webhook_deliveries_in_flight ON webhook_deliveries(endpoint_id, claimed_until)
+        WHERE state = 'pending' AND claimed_until IS NOT NULL;
       CREATE INDEX webhook_deliveries_by_endpoint ON webhook_deliveries(endpoint_id, seq);
       CREATE TABLE webhook_attempts (
         delivery_id TEXT NOT NULL REFERENCES webhook_deliveries(delivery_id) ON DELETE CASCADE,

@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto'
-import { sql as kysql, type Selectable } from 'kysely'
+import type { ExpressionBuilder, Selectable } from 'kysely'
 import type { PageOf } from '../../protocol/pagination.ts'
 import {
   TEST_EVENT_TYPE,
@@ -12,7 +12,7 @@ import {
 } from '../../protocol/webhooks.ts'
 import { affected, forUpdate, inTransaction, type Sql } from './engine.ts'
 import { type PagedList, pageAfter } from './paging.ts'
-import type { WebhookDeliveriesTable, WebhookEndpointsTable } from './schema.ts'
+import type { Database, WebhookDeliveriesTable, WebhookEndpointsTable } from './schema.ts'
 
 /**
  * Webhook endpoints, the events written for them and their deliveries (docs/webhooks.md).
@@ -186,6 +186,50 @@ function toDelivery(row: DeliveryRow): WebhookDelivery {
     created_at: row.created_at,
     delivered_at: row.delivered_at,
   }
+}
+
+/** A delivery an attempt may start on now: pending, due, and not leased to a live claim. */
+const claimable = (nowMs: number) => (w: ExpressionBuilder<Database, 'webhook_deliveries'>) =>
+  w.and([
+    w('state', '=', 'pending'),
+    w('next_attempt_at', '<=', nowMs),
+    w.or([w('claimed_until', 'is', null), w('claimed_until', '<=', nowMs)]),
+  ])
+
+/**
+ * The enabled endpoints with a claimable delivery and room for more in flight, the one due longest first. Per
+ * endpoint two index probes (webhook_deliveries_pending, _in_flight): when its oldest claimable delivery is
+ * due, and how many of its deliveries are in flight. The cost follows the number of endpoints, not the
+ * backlog: a dead endpoint with thousands waiting costs what a quiet one does.
+ */
+async function readyEndpoints(sql: Sql, nowMs: number, perEndpoint: number) {
+  const endpoints = await sql.db
+    .selectFrom('webhook_endpoints as e')
+    .select('e.endpoint_id')
+    .select((eb) => [
+      eb
+        .selectFrom('webhook_deliveries')
+        .select('next_attempt_at')
+        .whereRef('webhook_deliveries.endpoint_id', '=', 'e.endpoint_id')
+        .where(claimable(nowMs))
+        .orderBy('next_attempt_at')
+        .limit(1)
+        .as('due'),
+      eb
+        .selectFrom('webhook_deliveries')
+        .select((c) => c.fn.countAll<number>().as('n'))
+        .whereRef('webhook_deliveries.endpoint_id', '=', 'e.endpoint_id')
+        .where('state', '=', 'pending')
+        .where('claimed_until', 'is not', null)
+        .where('claimed_until', '>', nowMs)
+        .as('in_flight'),
+    ])
+    .where('e.enabled', '=', 1)
+    .execute()
+  return endpoints
+    .filter((e) => e.due !== null && Number(e.in_flight) < perEndpoint)
+    .map((e) => ({ endpointId: e.endpoint_id, due: Number(e.due), inFlight: Number(e.in_flight) }))
+    .sort((a, b) => a.due - b.due)
 }
 
 export function createWebhookRepository(sql: Sql): WebhookRepository {
@@ -452,41 +496,28 @@ export function createWebhookRepository(sql: Sql): WebhookRepository {
         return deliveryOf(tx, accountId, deliveryId)
       }),
 
-    claimDue: (nowMs, { limit, perEndpoint, leaseMs }) =>
-      inTransaction(sql, async (tx) => {
-        const candidates = await tx.db
-          .selectFrom((eb) =>
-            eb
-              .selectFrom('webhook_deliveries as d')
-              .innerJoin('webhook_endpoints as e', 'e.endpoint_id', 'd.endpoint_id')
-              .select(['d.delivery_id', 'd.endpoint_id', 'd.next_attempt_at', 'd.seq'])
-              .select(
-                kysql<number>`ROW_NUMBER() OVER (PARTITION BY d.endpoint_id ORDER BY d.next_attempt_at, d.seq)`.as(
-                  'n',
-                ),
-              )
-              .where('e.enabled', '=', 1)
-              .where('d.state', '=', 'pending')
-              .where('d.next_attempt_at', '<=', nowMs)
-              .where((w) => w.or([w('d.claimed_until', 'is', null), w('d.claimed_until', '<=', nowMs)]))
-              .as('c'),
+    async claimDue(nowMs, { limit, perEndpoint, leaseMs }) {
+      // Read first, outside a transaction: an idle cloud polls this several times a second, and on SQLite a
+      // write transaction would take the database's one write lock each time.
+      if ((await readyEndpoints(sql, nowMs, perEndpoint)).length === 0) return []
+      return inTransaction(sql, async (tx) => {
+        const ready = await readyEndpoints(tx, nowMs, perEndpoint)
+        const candidates: { delivery_id: string }[] = []
+        for (const endpoint of ready) {
+          const room = Math.min(perEndpoint - endpoint.inFlight, limit - candidates.length)
+          if (room <= 0) break
+          candidates.push(
+            ...(await tx.db
+              .selectFrom('webhook_deliveries')
+              .select('delivery_id')
+              .where('endpoint_id', '=', endpoint.endpointId)
+              .where(claimable(nowMs))
+              .orderBy('next_attempt_at')
+              .orderBy('seq')
+              .limit(room)
+              .execute()),
           )
-          .select('c.delivery_id')
-          .where(({ eb, selectFrom }) =>
-            eb(
-              kysql<number>`c.n + (${selectFrom('webhook_deliveries as f')
-                .select((f) => f.fn.countAll<number>().as('k'))
-                .whereRef('f.endpoint_id', '=', 'c.endpoint_id')
-                .where('f.state', '=', 'pending')
-                .where('f.claimed_until', '>', nowMs)})`,
-              '<=',
-              perEndpoint,
-            ),
-          )
-          .orderBy('c.next_attempt_at')
-          .orderBy('c.seq')
-          .limit(limit)
-          .execute()
+        }
         if (candidates.length === 0) return []
         const claimedUntilMs = nowMs + leaseMs
         // The lease is taken only where no other claim took it meanwhile (PostgreSQL re-checks the condition
@@ -555,7 +586,8 @@ export function createWebhookRepository(sql: Sql): WebhookRepository {
             payload: row.payload,
           },
         }))
-      }),
+      })
+    },
 
     async keepPayload(eventId, payload) {
       await db

@@ -167,6 +167,7 @@ describe('the account console in a real browser', { timeout: 60_000 }, () => {
     await page.getByLabel('Name', { exact: true }).fill('Till backend')
     for (const scope of ['printers:read', 'documents:write', 'print_jobs:write', 'print_jobs:read'])
       await page.getByLabel(scope).check()
+    await expect(page.getByLabel('webhooks:write').isChecked()).resolves.toBe(false)
     await page.getByRole('button', { name: 'Create API client' }).click()
     // The answer to the form shows the secret, once, with a warning.
     await page.getByRole('alert').filter({ hasText: 'shown only on this page' }).waitFor()
@@ -191,6 +192,30 @@ describe('the account console in a real browser', { timeout: 60_000 }, () => {
     accessToken = token.access_token
     const printers = await new ApiClient(cloud.url, accessToken).request('GET', '/api/v1/printers')
     expect(printers).toStrictEqual({ status: 200, body: { data: [], next_cursor: null } })
+  })
+
+  step('adds a webhook endpoint, sees its signing secret once and sends it a test event', async () => {
+    await page.goto(`${cloud.url}/console/webhooks`)
+    await look('webhooks-empty')
+    await page.getByLabel('URL').fill('https://hooks.bakery.example/print')
+    await page.getByLabel('Description').fill('Till backend')
+    await page.getByLabel('print_job.printed').check()
+    await page.getByLabel('print_job.failed').check()
+    await page.getByRole('button', { name: 'Add endpoint' }).click()
+    await page.getByRole('alert').filter({ hasText: 'shown only on this page' }).waitFor()
+    const secret = (await page.locator('#new-webhook-secret').textContent()) ?? ''
+    expect(secret).toMatch(/^whsec_[A-Za-z0-9+/]{43}=$/)
+    await look('webhook-created')
+
+    await page.getByRole('link', { name: 'https://hooks.bakery.example/print' }).first().click()
+    await page.getByRole('heading', { level: 1, name: 'https://hooks.bakery.example/print' }).waitFor()
+    expect(await page.content()).not.toContain(secret)
+    await Promise.all([
+      page.waitForURL((url) => url.searchParams.get('done') === 'test'),
+      page.getByRole('button', { name: 'Send test event' }).click(),
+    ])
+    await page.getByRole('cell', { name: 'webhook.test' }).waitFor()
+    await look('webhook-endpoint')
   })
 
   step('adds a hub, runs the command the console shows, and sees the hub come online', async () => {
@@ -361,6 +386,7 @@ describe('the account console in a real browser', { timeout: 60_000 }, () => {
     await setPassword(member.set_password_url)
     await signIn('member@bakery.test')
     await expect(page.getByRole('link', { name: 'API clients' }).count()).resolves.toBe(0)
+    await expect(page.getByRole('link', { name: 'Webhooks' }).count()).resolves.toBe(0)
     const url = `${cloud.url}/console/api-clients`
     problems.expectErrorStatus(url)
     const refused = await page.goto(url)

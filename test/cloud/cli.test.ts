@@ -103,7 +103,7 @@ describe('cloud CLI', () => {
     })
     expect(bad.status).toBe(2)
     expect(bad.stderr.split('\n')[0]).toBe(
-      'cloud: unknown scope admin; known: printers:read, documents:write, print_jobs:write, print_jobs:read',
+      'cloud: unknown scope admin; known: printers:read, documents:write, print_jobs:write, print_jobs:read, webhooks:write',
     )
     const missing = runCli(
       'cloud/cli.ts',

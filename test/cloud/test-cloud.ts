@@ -12,7 +12,13 @@ import type { Scope } from '../../protocol/enums.ts'
 import type { PrinterCapabilities } from '../../protocol/printer.ts'
 import { tempDir } from '../helpers/temp-dir.ts'
 
-export const ALL_SCOPES: Scope[] = ['printers:read', 'documents:write', 'print_jobs:write', 'print_jobs:read']
+export const ALL_SCOPES: Scope[] = [
+  'printers:read',
+  'documents:write',
+  'print_jobs:write',
+  'print_jobs:read',
+  'webhooks:write',
+]
 
 export const RECEIPT_PRINTER: PrinterCapabilities = {
   document_formats: ['raw', 'pdf'],

@@ -2,6 +2,7 @@ import { randomUUID } from 'node:crypto'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { SCOPES, type Scope } from '../../../protocol/enums.ts'
 import { ERROR_CODES } from '../../../protocol/errors.ts'
+import { WEBHOOK_EVENT_TYPES } from '../../../protocol/webhooks.ts'
 import { startTestCloud, type TestAccount, type TestCloud } from '../test-cloud.ts'
 import { bearer, expectInjectedError, listen } from './api-helpers.ts'
 
@@ -28,6 +29,7 @@ interface OpenApiDocument {
   openapi: string
   info: Json
   paths: Record<string, Record<string, Operation>>
+  webhooks?: Record<string, Record<string, Operation>>
   components?: {
     schemas?: Record<string, Json>
     securitySchemes?: Record<string, Json>
@@ -149,6 +151,16 @@ describe('GET /openapi.json', () => {
     ['/api/v1/printers', 'get', 'listPrinters'],
     ['/api/v1/documents', 'post', 'uploadDocument'],
     ['/oauth/token', 'post', 'createAccessToken'],
+    ['/api/v1/webhook-endpoints', 'post', 'createWebhookEndpoint'],
+    ['/api/v1/webhook-endpoints', 'get', 'listWebhookEndpoints'],
+    ['/api/v1/webhook-endpoints/{webhookEndpointId}', 'get', 'getWebhookEndpoint'],
+    ['/api/v1/webhook-endpoints/{webhookEndpointId}', 'patch', 'updateWebhookEndpoint'],
+    ['/api/v1/webhook-endpoints/{webhookEndpointId}', 'delete', 'deleteWebhookEndpoint'],
+    ['/api/v1/webhook-endpoints/{webhookEndpointId}/rotate-secret', 'post', 'rotateWebhookSecret'],
+    ['/api/v1/webhook-endpoints/{webhookEndpointId}/test', 'post', 'sendWebhookTestEvent'],
+    ['/api/v1/webhook-endpoints/{webhookEndpointId}/deliveries', 'get', 'listWebhookDeliveries'],
+    ['/api/v1/webhook-deliveries/{webhookDeliveryId}/attempts', 'get', 'listWebhookAttempts'],
+    ['/api/v1/webhook-deliveries/{webhookDeliveryId}/redeliver', 'post', 'redeliverWebhook'],
   ])('%s %s has operationId %s', (path, method, operationId) => {
     expect(operation(path, method).operationId).toBe(operationId)
   })
@@ -257,6 +269,7 @@ describe('GET /openapi.json', () => {
     ['/api/v1/print-jobs', 'get'],
     ['/api/v1/agents', 'get'],
     ['/api/v1/printers', 'get'],
+    ['/api/v1/webhook-endpoints/{webhookEndpointId}/deliveries', 'get'],
   ])('%s %s: the list query has limit 1..100 (default 50) and a uuid cursor', (path, method) => {
     const params = operation(path, method).parameters ?? []
     const limit = params.find((p) => p.in === 'query' && p.name === 'limit')
@@ -280,6 +293,12 @@ describe('GET /openapi.json', () => {
     ['/api/v1/agents', 'get', ['printers:read']],
     ['/api/v1/printers', 'get', ['printers:read']],
     ['/api/v1/documents', 'post', ['documents:write']],
+    ['/api/v1/webhook-endpoints', 'post', ['webhooks:write']],
+    ['/api/v1/webhook-endpoints', 'get', ['webhooks:write']],
+    ['/api/v1/webhook-endpoints/{webhookEndpointId}', 'patch', ['webhooks:write']],
+    ['/api/v1/webhook-endpoints/{webhookEndpointId}', 'delete', ['webhooks:write']],
+    ['/api/v1/webhook-endpoints/{webhookEndpointId}/rotate-secret', 'post', ['webhooks:write']],
+    ['/api/v1/webhook-deliveries/{webhookDeliveryId}/redeliver', 'post', ['webhooks:write']],
   ])('%s %s requires a bearer token with the scopes %j', (path, method, scopes) => {
     expect(doc.components?.securitySchemes?.bearerAuth).toMatchObject({ type: 'http', scheme: 'bearer' })
     expect(operation(path, method).security).toEqual([{ bearerAuth: scopes }, { clientCredentials: scopes }])
@@ -555,5 +574,78 @@ describe('a truthful contract', () => {
     const ok = operation('/agent-api/v1/documents/{documentId}', 'get').responses['200']!
     expect(Object.keys(ok.content ?? {})).toEqual(['application/octet-stream'])
     expect(headerOf(ok, 'X-Content-SHA256')).toMatchObject({ required: true, schema: { type: 'string' } })
+  })
+})
+
+describe('webhooks in the document', () => {
+  const ENDPOINT = '/api/v1/webhook-endpoints'
+
+  it('names every scope, webhooks:write included, in the client-credentials flow', () => {
+    const flow = doc.components?.securitySchemes?.clientCredentials?.flows as Json
+    const scopes = (flow.clientCredentials as Json).scopes as Json
+    expect(Object.keys(scopes)).toEqual([...SCOPES])
+    expect(scopes['webhooks:write']).toEqual(expect.stringContaining('webhook endpoints'))
+  })
+
+  it('shows the secret only in the answers to create and rotate', () => {
+    const answer = (path: string, method: string, code: string) =>
+      operation(path, method).responses[code]?.content?.['application/json']?.schema
+    expect(answer(ENDPOINT, 'post', '201')).toEqual({
+      $ref: '#/components/schemas/WebhookEndpointWithSecret',
+    })
+    expect(answer(`${ENDPOINT}/{webhookEndpointId}/rotate-secret`, 'post', '200')).toEqual({
+      $ref: '#/components/schemas/WebhookEndpointWithSecret',
+    })
+    expect(answer(`${ENDPOINT}/{webhookEndpointId}`, 'get', '200')).toEqual({
+      $ref: '#/components/schemas/WebhookEndpoint',
+    })
+    const withSecret = resolve({ $ref: '#/components/schemas/WebhookEndpointWithSecret' })
+    const without = resolve({ $ref: '#/components/schemas/WebhookEndpoint' })
+    expect(Object.keys(withSecret.properties as Json)).toContain('secret')
+    expect(Object.keys(without.properties as Json)).not.toContain('secret')
+    expect(answer(`${ENDPOINT}/{webhookEndpointId}/test`, 'post', '202')).toEqual({
+      $ref: '#/components/schemas/WebhookDelivery',
+    })
+    expect(operation(`${ENDPOINT}/{webhookEndpointId}`, 'delete').responses['204']).toBeDefined()
+  })
+
+  it('create and rotate take an optional Idempotency-Key', () => {
+    for (const path of [ENDPOINT, `${ENDPOINT}/{webhookEndpointId}/rotate-secret`]) {
+      const params = operation(path, 'post').parameters ?? []
+      const key = params.find((p) => p.in === 'header' && p.name === 'idempotency-key')
+      expect(key, path).toMatchObject({ required: false })
+      const responses = operation(path, 'post').responses
+      const success = responses['201'] ?? responses['200']
+      expect(Object.keys(success?.headers ?? {}), path).toContain('Idempotent-Replayed')
+    }
+  })
+
+  it('describes each event type as an OpenAPI 3.1 webhook with its payload and signature headers', () => {
+    const types = [...WEBHOOK_EVENT_TYPES, 'webhook.test']
+    expect(Object.keys(doc.webhooks ?? {})).toEqual(types)
+    const families: Record<string, [string, string]> = {
+      print_job: ['PrintJobWebhookEvent', 'PrintJob'],
+      printer: ['PrinterWebhookEvent', 'Printer'],
+      agent: ['AgentWebhookEvent', 'Agent'],
+      webhook: ['TestWebhookEvent', ''],
+    }
+    for (const type of types) {
+      const op = doc.webhooks?.[type]?.post
+      expect(op, type).toBeDefined()
+      const [component, data] = families[type.split('.')[0]!]!
+      expect(op!.requestBody?.content['application/json']?.schema).toEqual({
+        $ref: `#/components/schemas/${component}`,
+      })
+      const headers = (op!.parameters ?? []).filter((p) => p.in === 'header').map((p) => p.name)
+      expect(headers).toEqual(['webhook-id', 'webhook-timestamp', 'webhook-signature'])
+      const body = resolve({ $ref: `#/components/schemas/${component}` })
+      const [base, narrowed] = body.allOf as Json[]
+      expect(base).toEqual({ $ref: '#/components/schemas/WebhookEvent' })
+      const props = narrowed!.properties as Record<string, Json>
+      expect(props.type!.enum).toContain(type)
+      if (data) expect(props.data!.$ref).toBe(`#/components/schemas/${data}`)
+    }
+    const event = resolve({ $ref: '#/components/schemas/WebhookEvent' })
+    expect((event.required as string[]).sort()).toEqual(['account_id', 'data', 'id', 'timestamp', 'type'])
   })
 })

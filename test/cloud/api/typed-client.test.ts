@@ -82,7 +82,7 @@ describe('a client generated from /openapi.json', () => {
     })
 
     expect(await backend.authenticate()).toEqual({
-      scope: 'printers:read documents:write print_jobs:write print_jobs:read',
+      scope: 'printers:read documents:write print_jobs:write print_jobs:read webhooks:write',
       expiresIn: 3600,
     })
     const printers = await backend.printers()

@@ -131,7 +131,7 @@ describe('console API clients pages', () => {
       [
         'Unnamed (made with the CLI)',
         account.clientId,
-        'printers:read, documents:write, print_jobs:write, print_jobs:read',
+        'printers:read, documents:write, print_jobs:write, print_jobs:read, webhooks:write',
       ],
       ['Warehouse &lt;b&gt;&amp;&lt;/b&gt;', expect.any(String), 'print_jobs:write'],
     ])

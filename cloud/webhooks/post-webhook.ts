@@ -1,0 +1,143 @@
+import type { IncomingMessage } from 'node:http'
+import { request } from 'node:https'
+import type { TLSSocket } from 'node:tls'
+import { isApiError } from '../errors.ts'
+import { abortable, deadline } from '../fetch/abortable.ts'
+import { openConnection } from '../fetch/connect.ts'
+import { resolveHostAddresses } from '../fetch/dns-resolver.ts'
+import { fetchFailed } from '../fetch/failures.ts'
+import { classifyAddress } from '../fetch/ip-policy.ts'
+import type { SafeFetchOptions } from '../fetch/safe-fetch.ts'
+import { hostAddressLiteral, parseDocumentUrl } from '../fetch/url-policy.ts'
+import type { WebhookSignatureHeaders } from './signing.ts'
+
+/** What the URL fetcher's seams replace (tests: a resolver, a connector to 127.0.0.1, a test CA). */
+export type WebhookFetchSeams = Pick<
+  SafeFetchOptions,
+  'resolve' | 'connect' | 'tlsCa' | 'dnsServers' | 'dnsTimeoutMs' | 'dnsTries'
+>
+
+export interface WebhookPost {
+  url: string
+  body: string
+  headers: WebhookSignatureHeaders
+  /** The whole attempt: DNS, connection, TLS, sending the body and the answer's status line and headers. */
+  timeoutMs: number
+}
+
+/** The endpoint answered (any status), or no answer came and `error` says why, in words for the owner. */
+export type WebhookPostResult = { statusCode: number; retryAfter?: string } | { error: string }
+
+export const WEBHOOK_USER_AGENT = 'print-hub-webhooks/1'
+const DEFAULT_DNS_TIMEOUT_MS = 2000
+const DEFAULT_DNS_TRIES = 2
+
+/**
+ * POSTs a delivery through the URL fetcher's SSRF guard (cloud/fetch/): the URL policy, every resolved address
+ * checked, TLS to exactly the checked address with the host name verified. No redirect is followed (a 3xx is
+ * an answer like any other non-2xx); no connection is reused; the answer's body is not read.
+ */
+export async function postWebhook(
+  post: WebhookPost,
+  seams: WebhookFetchSeams = {},
+): Promise<WebhookPostResult> {
+  const timeout = deadline(post.timeoutMs, () => fetchFailed('total_timeout', 'timed out'))
+  const resolved: string[] = []
+  const resolveFrom =
+    seams.resolve ??
+    ((hostname: string) =>
+      resolveHostAddresses(
+        hostname,
+        {
+          timeoutMs: seams.dnsTimeoutMs ?? DEFAULT_DNS_TIMEOUT_MS,
+          tries: seams.dnsTries ?? DEFAULT_DNS_TRIES,
+          ...(seams.dnsServers && { servers: seams.dnsServers }),
+        },
+        timeout.signal,
+      ))
+  const resolve = async (hostname: string) => {
+    const addresses = await resolveFrom(hostname)
+    resolved.push(...addresses)
+    return addresses
+  }
+  let socket: TLSSocket | undefined
+  try {
+    const url = parseDocumentUrl(post.url)
+    socket = await openConnection(
+      url,
+      { ...seams, resolve, connectTimeoutMs: post.timeoutMs },
+      timeout.signal,
+    )
+    const response = await send(url, socket, post, timeout.signal)
+    const retryAfter = response.headers['retry-after']
+    return { statusCode: response.statusCode ?? 0, ...(retryAfter !== undefined && { retryAfter }) }
+  } catch (error) {
+    return { error: describeFailure(error, post, resolved) }
+  } finally {
+    timeout.clear()
+    socket?.destroy()
+  }
+}
+
+function send(url: URL, socket: TLSSocket, post: WebhookPost, signal: AbortSignal): Promise<IncomingMessage> {
+  const body = Buffer.from(post.body, 'utf8')
+  // Headers and body go in one write; without this, Nagle's algorithm holds the body for the server's delayed
+  // ACK (about 40 ms on Linux).
+  socket.setNoDelay(true)
+  return abortable<IncomingMessage>(
+    signal,
+    (ok, fail) => {
+      const req = request({
+        method: 'POST',
+        host: url.hostname,
+        port: url.port === '' ? 443 : Number(url.port),
+        path: `${url.pathname}${url.search}`,
+        setHost: false,
+        headers: {
+          Host: url.host,
+          'Content-Type': 'application/json',
+          'Content-Length': String(body.length),
+          'User-Agent': WEBHOOK_USER_AGENT,
+          Connection: 'close',
+          ...post.headers,
+        },
+        createConnection: () => socket,
+      })
+      req.once('response', ok)
+      req.on('error', fail)
+      req.end(body)
+    },
+    () => socket.destroy(),
+  )
+}
+
+/** The failure in the words an endpoint's owner reads in its attempts (WebhookAttempt.error). */
+function describeFailure(error: unknown, post: WebhookPost, resolved: string[]): string {
+  const reason = isApiError(error) ? String(error.details?.reason ?? '') : ''
+  const cause = isApiError(error) ? error.details?.cause : (error as NodeJS.ErrnoException)?.code
+  if (reason === 'total_timeout' || reason === 'connect_timeout') return `timeout after ${post.timeoutMs} ms`
+  if (isApiError(error) && error.code === 'url_not_allowed') return refusedAddress(post.url, resolved, reason)
+  if (isApiError(error) && error.code === 'invalid_url_request') return `invalid URL: ${error.message}`
+  if (cause === 'ECONNREFUSED') return 'connection refused'
+  if (cause === 'ECONNRESET') return 'connection reset'
+  if (reason === 'tls_error' && isApiError(error)) return `TLS error: ${String(error.details?.tls_error)}`
+  if (reason === 'dns_lookup_failed') return `DNS lookup failed${cause ? ` (${String(cause)})` : ''}`
+  if (reason === 'connection_failed') return `connection failed${cause ? ` (${String(cause)})` : ''}`
+  if (typeof cause === 'string' && cause.startsWith('HPE_')) return 'invalid HTTP response'
+  return error instanceof Error ? error.message : String(error)
+}
+
+/** "address refused: 127.0.0.1 is loopback": the first address the policy refused, and why. */
+function refusedAddress(url: string, resolved: string[], reason: string): string {
+  if (reason === 'local_hostname') return `address refused: ${new URL(url).hostname} is a local host name`
+  let literal: string | null = null
+  try {
+    literal = hostAddressLiteral(new URL(url))
+  } catch {}
+  for (const address of literal === null ? resolved : [literal]) {
+    const verdict = classifyAddress(address)
+    if (!verdict.public)
+      return `address refused: ${address} is ${verdict.reason.replace(/_address$/, '').replaceAll('_', ' ')}`
+  }
+  return `address refused: ${reason.replaceAll('_', ' ')}`
+}

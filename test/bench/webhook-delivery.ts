@@ -1,0 +1,243 @@
+import { randomBytes, randomUUID } from 'node:crypto'
+import { pino } from 'pino'
+import { JOB_RULES } from '../../cloud/print-jobs/lifecycle.ts'
+import { resolveOptions } from '../../cloud/print-jobs/submit.ts'
+import { openStorage, type Storage, type StorageSettings } from '../../cloud/storage/storage.ts'
+import { DeliveryWorker } from '../../cloud/webhooks/delivery-worker.ts'
+import { storedEventSubjects } from '../../cloud/webhooks/event-payload.ts'
+import { newWebhookSecret, webhookSecretBox } from '../../cloud/webhooks/secret-box.ts'
+import type { PrintJob } from '../../protocol/print-job.ts'
+import type { WebhookEventType } from '../../protocol/webhooks.ts'
+import { RECEIPT_PRINTER } from '../cloud/test-cloud.ts'
+import { startWebhookReceiver, type WebhookReceiver } from '../cloud/webhooks/receiver.ts'
+import { startPostgres } from '../helpers/postgres-server.ts'
+import { tempDir } from '../helpers/temp-dir.ts'
+import { formatSummary, nowMs, summarize } from './stats.ts'
+
+const LATENCY_JOBS = Number(process.env.BENCH_WEBHOOK_LATENCY_JOBS ?? 300)
+const LATENCY_JOBS_PER_SECOND = Number(process.env.BENCH_WEBHOOK_JOBS_PER_SECOND ?? 50)
+const BACKLOG_JOBS = Number(process.env.BENCH_WEBHOOK_BACKLOG_JOBS ?? 100)
+const BACKLOG_ENDPOINTS = Number(process.env.BENCH_WEBHOOK_ENDPOINTS ?? 4)
+const JOB_EVENTS: WebhookEventType[] = [
+  'print_job.pending',
+  'print_job.reserved',
+  'print_job.printing',
+  'print_job.printed',
+]
+
+/**
+ * Webhook deliveries (docs/webhooks.md), storage and delivery worker in this process, the receiver a real
+ * HTTPS server on 127.0.0.1 that verifies every signature with the standardwebhooks library:
+ * 1. lag: jobs taken to `printed` at a steady rate; from each `printed` committed to its `print_job.printed`
+ *    received (SQLite, one node; the worker nudged after each change, as the dispatcher nudges it);
+ * 2. throughput: a backlog of jobs' four status events to several endpoints, drained by one node on SQLite,
+ *    then by one and by two nodes (two workers, each on its own connection pool) on one PostgreSQL database.
+ */
+export async function benchWebhookDelivery(): Promise<void> {
+  const secret = newWebhookSecret()
+  const receiver = await startWebhookReceiver(() => secret)
+  const postgres = await startPostgres()
+  try {
+    console.log('webhook deliveries')
+    const sqliteDir = tempDir('bench-webhooks-')
+    try {
+      await withShop({ dataDir: sqliteDir.path }, secret, receiver, async (shop) => {
+        const lag = await measureLag(shop)
+        console.log(`  printed → delivered, SQLite, ${LATENCY_JOBS_PER_SECOND} jobs/s: ${formatSummary(lag)}`)
+      })
+    } finally {
+      sqliteDir.remove()
+    }
+    for (const [engine, nodes] of [
+      ['SQLite', 1],
+      ['PostgreSQL', 1],
+      ['PostgreSQL', 2],
+    ] as const) {
+      const dir = tempDir('bench-webhooks-')
+      try {
+        const settings =
+          engine === 'SQLite'
+            ? { dataDir: dir.path }
+            : { dataDir: dir.path, databaseUrl: await postgres.createDatabase() }
+        await withShop(settings, secret, receiver, async (shop) => {
+          const { perSecond, written } = await measureDrain(shop, settings, nodes)
+          console.log(
+            `  backlog of ${BACKLOG_JOBS * JOB_EVENTS.length * BACKLOG_ENDPOINTS} deliveries to ${BACKLOG_ENDPOINTS} endpoints, ${engine}, ${nodes} node(s): ${perSecond.toFixed(0)} deliveries/s; ` +
+              `written while the jobs ran ${written.toFixed(0)} deliveries/s (${(written / JOB_EVENTS.length / BACKLOG_ENDPOINTS).toFixed(0)}` +
+              ` jobs/s through four statuses): ratio ${(perSecond / written).toFixed(2)}`,
+          )
+        })
+      } finally {
+        dir.remove()
+      }
+    }
+  } finally {
+    await postgres.stop()
+    await receiver.close()
+  }
+}
+
+interface Shop {
+  storage: Storage
+  accountId: string
+  printerId: string
+  receiver: WebhookReceiver
+  box: ReturnType<typeof webhookSecretBox>
+  secret: string
+}
+
+async function withShop(
+  settings: StorageSettings,
+  secret: string,
+  receiver: WebhookReceiver,
+  run: (shop: Shop) => Promise<void>,
+): Promise<void> {
+  const storage = await openStorage(settings)
+  try {
+    const accountId = (await storage.accounts.create('Bench shop')).account_id
+    const agent = await storage.agents.insert({ account_id: accountId, name: 'hub', online: true })
+    const printer = await storage.printers.insert({
+      account_id: accountId,
+      agent_id: agent.agent_id,
+      name: 'Receipts',
+      capabilities: RECEIPT_PRINTER,
+      reported: true,
+    })
+    receiver.received.length = 0
+    await run({
+      storage,
+      accountId,
+      printerId: printer.printer_id,
+      receiver,
+      box: webhookSecretBox(randomBytes(32)),
+      secret,
+    })
+  } finally {
+    await storage.close()
+  }
+}
+
+async function addEndpoint(shop: Shop, eventTypes: WebhookEventType[]): Promise<void> {
+  const endpointId = randomUUID()
+  await shop.storage.webhooks.createEndpoint(
+    shop.accountId,
+    {
+      endpointId,
+      url: shop.receiver.url(`/bench/${endpointId}`),
+      eventTypes,
+      description: null,
+      sealedSecret: shop.box.seal(shop.secret, endpointId),
+    },
+    new Date().toISOString(),
+  )
+}
+
+function worker(shop: Shop, storage = shop.storage): DeliveryWorker {
+  return new DeliveryWorker({
+    webhooks: storage.webhooks,
+    subjects: storedEventSubjects(storage),
+    secretBox: shop.box,
+    logger: pino({ level: 'silent' }),
+    fetchSeams: shop.receiver.fetchSeams,
+  })
+}
+
+/** A job on the shop's printer taken through every status to `printed`; when `printed` was committed. */
+async function printJob(shop: Shop): Promise<{ printJobId: string; printedAtMs: number }> {
+  const { storage, accountId, printerId } = shop
+  const now = () => new Date().toISOString()
+  const document = {
+    document_id: randomUUID(),
+    document_mime_type: 'application/vnd.escpos',
+    document_format: 'raw' as const,
+    document_raw_language: 'escpos' as const,
+    size_bytes: 10,
+    sha256: randomUUID().replaceAll('-', ''),
+    filename: null,
+    created_at: now(),
+  }
+  await storage.documents.insertWithinQuota(accountId, document, 1e12)
+  const job: PrintJob = {
+    print_job_id: randomUUID(),
+    document_id: document.document_id,
+    document_mime_type: document.document_mime_type,
+    document_format: 'raw',
+    document_raw_language: 'escpos',
+    printer_id: printerId,
+    status: 'pending',
+    ...resolveOptions({}),
+    created_at: now(),
+    reserved_at: null,
+    started_at: null,
+    completed_at: null,
+    failure_reason: null,
+    failure_detail: null,
+    waiting_reason: null,
+  }
+  await storage.printJobs.create(accountId, job, { capacity: 1e9 })
+  const apply = (rule: keyof typeof JOB_RULES, change: object) =>
+    storage.printJobs.apply(job.print_job_id, JOB_RULES[rule], change)
+  await apply('offer', { offered_at: now() })
+  await apply('reserve', { reserved_at: now() })
+  await apply('start', { started_at: now() })
+  await apply('print', { completed_at: now() })
+  return { printJobId: job.print_job_id, printedAtMs: Date.now() }
+}
+
+async function measureLag(shop: Shop) {
+  await addEndpoint(shop, ['print_job.printed'])
+  const delivering = worker(shop)
+  delivering.start()
+  const printedAt = new Map<string, number>()
+  try {
+    const started = nowMs()
+    for (let i = 0; i < LATENCY_JOBS; i++) {
+      const wait = started + (i * 1000) / LATENCY_JOBS_PER_SECOND - nowMs()
+      if (wait > 0) await new Promise((resolve) => setTimeout(resolve, wait))
+      const { printJobId, printedAtMs } = await printJob(shop)
+      // As the dispatcher does after a hub's report applied (cloud/server.ts, jobChanged).
+      delivering.nudge()
+      printedAt.set(printJobId, printedAtMs)
+    }
+    while (shop.receiver.received.length < LATENCY_JOBS)
+      await new Promise((resolve) => setTimeout(resolve, 20))
+  } finally {
+    await delivering.stop()
+  }
+  const arrivals = new Map(
+    shop.receiver.received.map((r) => [(r.event.data as PrintJob).print_job_id, r.atMs]),
+  )
+  shop.receiver.received.length = 0
+  return summarize([...printedAt].map(([id, at]) => (arrivals.get(id) as number) - at))
+}
+
+/** Deliveries per second, from the workers' start to the last delivery of the backlog. */
+async function measureDrain(
+  shop: Shop,
+  settings: StorageSettings,
+  nodes: number,
+): Promise<{ perSecond: number; written: number }> {
+  for (let i = 0; i < BACKLOG_ENDPOINTS; i++) await addEndpoint(shop, JOB_EVENTS)
+  const expected = BACKLOG_JOBS * JOB_EVENTS.length * BACKLOG_ENDPOINTS
+  // The baseline: how fast this storage takes jobs through their statuses one after the other, writing the
+  // deliveries the workers then drain.
+  const writing = nowMs()
+  for (let i = 0; i < BACKLOG_JOBS; i++) await printJob(shop)
+  const written = expected / ((nowMs() - writing) / 1000)
+  const others = await Promise.all(Array.from({ length: nodes - 1 }, () => openStorage(settings)))
+  const workers = [worker(shop), ...others.map((storage) => worker(shop, storage))]
+  const started = nowMs()
+  for (const w of workers) w.start()
+  try {
+    while (shop.receiver.received.length < expected) await new Promise((resolve) => setTimeout(resolve, 20))
+    const seconds = (nowMs() - started) / 1000
+    const ids = new Set(shop.receiver.received.map((r) => `${r.path} ${r.event.id}`))
+    if (ids.size !== expected)
+      throw new Error(`${expected} deliveries expected, ${ids.size} distinct received`)
+    return { perSecond: expected / seconds, written }
+  } finally {
+    await Promise.all(workers.map((w) => w.stop()))
+    await Promise.all(others.map((storage) => storage.close()))
+    shop.receiver.received.length = 0
+  }
+}

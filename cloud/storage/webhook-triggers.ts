@@ -15,7 +15,8 @@
  * indexed lookup per change.
  */
 
-const JOB_SNAPSHOT_FIELDS = [
+/** A job's columns a lifecycle change writes: what a `print_job.*` event keeps of the job at the change. */
+export const JOB_SNAPSHOT_FIELDS = [
   'status',
   'reserved_at',
   'started_at',

@@ -247,6 +247,15 @@ export function createWebhookRepository(sql: Sql): WebhookRepository {
     return byEndpoint
   }
 
+  /** Whether the account has this endpoint. */
+  const owns = async (tx: Sql, accountId: string, endpointId: string) =>
+    (await tx.db
+      .selectFrom('webhook_endpoints')
+      .select('endpoint_id')
+      .where('account_id', '=', accountId)
+      .where('endpoint_id', '=', endpointId)
+      .executeTakeFirst()) !== undefined
+
   const endpointOf = async (tx: Sql, accountId: string, endpointId: string) => {
     const row = await tx.db
       .selectFrom('webhook_endpoints')
@@ -360,13 +369,7 @@ export function createWebhookRepository(sql: Sql): WebhookRepository {
 
     deleteEndpoint: (accountId, endpointId) =>
       inTransaction(sql, async (tx) => {
-        const owned = await tx.db
-          .selectFrom('webhook_endpoints')
-          .select('endpoint_id')
-          .where('account_id', '=', accountId)
-          .where('endpoint_id', '=', endpointId)
-          .executeTakeFirst()
-        if (!owned) return false
+        if (!(await owns(tx, accountId, endpointId))) return false
         await tx.db
           .deleteFrom('webhook_attempts')
           .where('delivery_id', 'in', (eb) =>
@@ -398,13 +401,7 @@ export function createWebhookRepository(sql: Sql): WebhookRepository {
 
     enqueueTest: (accountId, endpointId, atMs) =>
       inTransaction(sql, async (tx) => {
-        const owned = await tx.db
-          .selectFrom('webhook_endpoints')
-          .select('endpoint_id')
-          .where('account_id', '=', accountId)
-          .where('endpoint_id', '=', endpointId)
-          .executeTakeFirst()
-        if (!owned) return undefined
+        if (!(await owns(tx, accountId, endpointId))) return undefined
         const at = new Date(atMs).toISOString()
         const eventId = randomUUID()
         await tx.db
@@ -440,13 +437,7 @@ export function createWebhookRepository(sql: Sql): WebhookRepository {
       }),
 
     async listDeliveries(accountId, endpointId, limit, cursor) {
-      const endpoint = await db
-        .selectFrom('webhook_endpoints')
-        .select('endpoint_id')
-        .where('account_id', '=', accountId)
-        .where('endpoint_id', '=', endpointId)
-        .executeTakeFirst()
-      if (!endpoint) return undefined
+      if (!(await owns(sql, accountId, endpointId))) return undefined
       return pageAfter(db, {
         list: { ...DELIVERIES, scope: { account_id: accountId, endpoint_id: endpointId } },
         cursor,

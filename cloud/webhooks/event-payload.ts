@@ -3,6 +3,7 @@ import type { PrintJob } from '../../protocol/print-job.ts'
 import type { Printer } from '../../protocol/printer.ts'
 import type { WebhookEvent } from '../../protocol/webhooks.ts'
 import type { Storage } from '../storage/storage.ts'
+import { JOB_SNAPSHOT_FIELDS } from '../storage/webhook-triggers.ts'
 import type { ClaimedDelivery } from '../storage/webhooks.ts'
 
 /** The subjects of events, each as the API shows it to the account; undefined when gone or not the account's. */
@@ -35,15 +36,7 @@ export function storedEventSubjects(
 const SUBJECT_KINDS = {
   print_job: {
     idField: 'print_job_id',
-    snapshotFields: [
-      'status',
-      'reserved_at',
-      'started_at',
-      'completed_at',
-      'failure_reason',
-      'failure_detail',
-      'waiting_reason',
-    ],
+    snapshotFields: JOB_SNAPSHOT_FIELDS,
     find: (subjects: EventSubjects, accountId: string, id: string) => subjects.printJob(accountId, id),
   },
   printer: {

@@ -1,13 +1,13 @@
 import { randomBytes, randomUUID } from 'node:crypto'
 import { pino } from 'pino'
 import { JOB_RULES } from '../../cloud/print-jobs/lifecycle.ts'
-import { resolveOptions } from '../../cloud/print-jobs/submit.ts'
 import { openStorage, type Storage, type StorageSettings } from '../../cloud/storage/storage.ts'
 import { DeliveryWorker } from '../../cloud/webhooks/delivery-worker.ts'
 import { storedEventSubjects } from '../../cloud/webhooks/event-payload.ts'
 import { newWebhookSecret, webhookSecretBox } from '../../cloud/webhooks/secret-box.ts'
 import type { PrintJob } from '../../protocol/print-job.ts'
 import type { WebhookEventType } from '../../protocol/webhooks.ts'
+import { storeJob } from '../cloud/storage/stored-jobs.ts'
 import { RECEIPT_PRINTER } from '../cloud/test-cloud.ts'
 import { startWebhookReceiver, type WebhookReceiver } from '../cloud/webhooks/receiver.ts'
 import { startPostgres } from '../helpers/postgres-server.ts'
@@ -146,35 +146,7 @@ function worker(shop: Shop, storage = shop.storage): DeliveryWorker {
 async function printJob(shop: Shop): Promise<{ printJobId: string; printedAtMs: number }> {
   const { storage, accountId, printerId } = shop
   const now = () => new Date().toISOString()
-  const document = {
-    document_id: randomUUID(),
-    document_mime_type: 'application/vnd.escpos',
-    document_format: 'raw' as const,
-    document_raw_language: 'escpos' as const,
-    size_bytes: 10,
-    sha256: randomUUID().replaceAll('-', ''),
-    filename: null,
-    created_at: now(),
-  }
-  await storage.documents.insertWithinQuota(accountId, document, 1e12)
-  const job: PrintJob = {
-    print_job_id: randomUUID(),
-    document_id: document.document_id,
-    document_mime_type: document.document_mime_type,
-    document_format: 'raw',
-    document_raw_language: 'escpos',
-    printer_id: printerId,
-    status: 'pending',
-    ...resolveOptions({}),
-    created_at: now(),
-    reserved_at: null,
-    started_at: null,
-    completed_at: null,
-    failure_reason: null,
-    failure_detail: null,
-    waiting_reason: null,
-  }
-  await storage.printJobs.create(accountId, job, { capacity: 1e9 })
+  const job = await storeJob(storage, accountId, printerId)
   const apply = (rule: keyof typeof JOB_RULES, change: object) =>
     storage.printJobs.apply(job.print_job_id, JOB_RULES[rule], change)
   await apply('offer', { offered_at: now() })

@@ -20,6 +20,7 @@ export type HousekeepingStep =
   | 'console_sessions'
   | 'documents'
   | 'blobs'
+  | 'webhook_deliveries'
 
 /** What one pass removed per step; a step that failed (logged) is listed in `failed`. */
 export type HousekeepingPass = Record<HousekeepingStep, number> & { failed: HousekeepingStep[] }
@@ -31,11 +32,14 @@ const BATCH = 500
  * its deletion waits for a later pass (see `BlobStore.deleteIfUnusedSince`).
  */
 const BLOB_REUSE_GRACE_MS = 10 * 60_000
+/** How long an ended webhook delivery, its attempts and its event stay listed (docs/webhooks.md). */
+export const WEBHOOK_RETENTION_DAYS = 30
 
 /**
  * Keeps the cloud's storage bounded: purges expired access tokens, idempotency records and console sessions,
  * purges documents no unfinished job needs once their retention has passed, then deletes the blob files that
- * no retained document names (rows first, files after). Each step is idempotent, so several cloud nodes may run it;
+ * no retained document names (rows first, files after), and webhook deliveries that ended more than
+ * WEBHOOK_RETENTION_DAYS ago with their attempts and events. Each step is idempotent, so several cloud nodes may run it;
  * each failure is logged and the next pass tries again.
  */
 export class Housekeeping {
@@ -71,6 +75,7 @@ export class Housekeeping {
       console_sessions: 0,
       documents: 0,
       blobs: 0,
+      webhook_deliveries: 0,
       failed: [],
     }
     const { storage } = this.#o
@@ -96,6 +101,7 @@ export class Housekeeping {
       ['console_sessions', () => storage.consoleSessions.purgeExpired(now)],
       ['documents', () => this.#purgeDocuments(now)],
       ['blobs', () => this.#deleteBlobs(now)],
+      ['webhook_deliveries', () => this.#purgeWebhookDeliveries(now)],
     ]
     for (const [step, run] of steps) {
       try {
@@ -128,6 +134,17 @@ export class Housekeeping {
     let total = 0
     for (;;) {
       const purged = await this.#o.storage.documents.purgeUnneeded(cutoff, at, BATCH)
+      total += purged
+      if (purged < BATCH || this.#stopped) return total
+      await nextTurn()
+    }
+  }
+
+  async #purgeWebhookDeliveries(now: number): Promise<number> {
+    const before = now - WEBHOOK_RETENTION_DAYS * 24 * 3600_000
+    let total = 0
+    for (;;) {
+      const purged = await this.#o.storage.webhooks.purgeEnded(before, BATCH)
       total += purged
       if (purged < BATCH || this.#stopped) return total
       await nextTurn()

@@ -87,6 +87,12 @@ export interface WebhookRepository {
    * differs): the delivery was taken over.
    */
   recordAttempt(claim: ClaimedDelivery, attempt: WebhookAttempt, outcome: AttemptOutcome): Promise<void>
+  /**
+   * Deletes up to `limit` deliveries that ended (delivered or failed) and were first due before `beforeMs`, with
+   * their attempts, then the events of before `beforeMs` that no delivery names any more. Answers how many
+   * deliveries it deleted (housekeeping repeats it while a whole batch went).
+   */
+  purgeEnded(beforeMs: number, limit: number): Promise<number>
   /** Figures for /metrics: pending deliveries, and the earliest next attempt (epoch ms) among them, if any. */
   backlog(): Promise<{ pending: number; oldestDueMs: number | null }>
 }
@@ -626,6 +632,38 @@ export function createWebhookRepository(sql: Sql): WebhookRepository {
           .where('enabled', '=', 1)
           .where('failing_since', '<=', outcome.disableIfFailingSince)
           .execute()
+      }),
+
+    purgeEnded: (beforeMs, limit) =>
+      inTransaction(sql, async (tx) => {
+        const ended = await tx.db
+          .selectFrom('webhook_deliveries')
+          .select('delivery_id')
+          .where('state', 'in', ['delivered', 'failed'])
+          .where('created_at_ms', '<', beforeMs)
+          .orderBy('seq')
+          .limit(limit)
+          .execute()
+        const ids = ended.map((row) => row.delivery_id)
+        if (ids.length > 0) {
+          await tx.db.deleteFrom('webhook_attempts').where('delivery_id', 'in', ids).execute()
+          await tx.db.deleteFrom('webhook_deliveries').where('delivery_id', 'in', ids).execute()
+        }
+        const before = new Date(beforeMs).toISOString()
+        await tx.db
+          .deleteFrom('webhook_events')
+          .where('occurred_at', '<', before)
+          .where(({ not, exists, selectFrom }) =>
+            not(
+              exists(
+                selectFrom('webhook_deliveries as d')
+                  .select('d.delivery_id')
+                  .whereRef('d.event_id', '=', 'webhook_events.event_id'),
+              ),
+            ),
+          )
+          .execute()
+        return ids.length
       }),
 
     async backlog() {

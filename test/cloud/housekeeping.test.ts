@@ -149,6 +149,7 @@ describe('housekeeping (real SQLite file and blob directory)', () => {
       console_sessions: 0,
       documents: 0,
       blobs: 0,
+      webhook_deliveries: 0,
       failed: [],
     })
     expect(tokenCount()).toBe(1)
@@ -191,6 +192,7 @@ describe('housekeeping (real SQLite file and blob directory)', () => {
       console_sessions: 0,
       documents: 0,
       blobs: 0,
+      webhook_deliveries: 0,
       failed: [],
     })
     expect(sql.prepare('SELECT count(*) FROM installation_tokens').pluck().get()).toBe(1)
@@ -232,6 +234,7 @@ describe('housekeeping (real SQLite file and blob directory)', () => {
       console_sessions: 0,
       documents: 3,
       blobs: 2,
+      webhook_deliveries: 0,
       failed: [],
     })
     expect([await fileOf(unused), await fileOf(printed)]).toEqual([false, false])

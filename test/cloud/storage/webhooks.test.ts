@@ -383,6 +383,35 @@ describe.each(ENGINES)('webhooks on %s', (engine) => {
       expect(await storage().webhooks.listAttempts(stranger, test!.webhook_delivery_id)).toBeUndefined()
     })
 
+    it('purges deliveries that ended before the bound with their attempts and events, never a pending one', async () => {
+      const input = await oneDue(['print_job.pending', 'print_job.reserved'])
+      const job = await storeJob(storage(), shop.accountId, shop.printerOf.online)
+      await storage().printJobs.apply(job.print_job_id, JOB_RULES.reserve, { reserved_at: AT })
+      const now = Date.now() + 1000
+      const [first, second] = await storage().webhooks.claimDue(now, CLAIM)
+      const attempt = { attempt: 1, attempted_at: AT, duration_ms: 5, status_code: 200, error: null }
+      await storage().webhooks.recordAttempt(first!, attempt, { state: 'delivered', at: AT })
+      await storage().webhooks.recordAttempt(
+        second!,
+        { ...attempt, status_code: 500 },
+        {
+          state: 'failed',
+          disableIfFailingSince: '2000-01-01T00:00:00.000Z',
+          at: AT,
+        },
+      )
+      expect(await deliveriesOf(input.endpointId)).toHaveLength(3)
+      // Before the bound: nothing is that old yet.
+      expect(await storage().webhooks.purgeEnded(Date.now() - 60_000, 100)).toBe(0)
+      // After it: the two that ended go, one at a time, with their attempts and events; the pending one stays.
+      expect(await storage().webhooks.purgeEnded(now + 60_000, 1)).toBe(1)
+      expect(await storage().webhooks.purgeEnded(now + 60_000, 100)).toBe(1)
+      const left = await deliveriesOf(input.endpointId)
+      expect(left.map((d) => d.state)).toStrictEqual(['pending'])
+      expect((await events()).map((e) => e.event_id)).toStrictEqual([left[0]!.event_id])
+      expect(await shop.t.db.selectFrom('webhook_attempts').selectAll().execute()).toStrictEqual([])
+    })
+
     it('keeps the first body rendered for an event', async () => {
       await oneDue()
       const [claim] = await storage().webhooks.claimDue(Date.now() + 1000, CLAIM)

@@ -12,6 +12,7 @@ import {
 } from './retry-schedule.ts'
 import type { WebhookSecretBox } from './secret-box.ts'
 import { signDelivery } from './signing.ts'
+import { WebhookConnections } from './webhook-connections.ts'
 
 /** How an attempt ended, for metrics: the endpoint took it, it will be tried again, or its retries ran out. */
 export type AttemptResultKind = 'delivered' | 'retrying' | 'failed'
@@ -84,6 +85,8 @@ export class DeliveryWorker {
   /** How long the last claim took: attempts that end wait that long before claiming again. */
   #lastClaimMs = 0
   #stopped = true
+  /** Kept connections to the endpoints, for this worker's attempts (webhook-connections.ts). */
+  #connections: WebhookConnections | undefined
 
   constructor(options: DeliveryWorkerOptions) {
     this.#o = { ...DEFAULTS, schedule: STANDARD_RETRY_SCHEDULE, ...options }
@@ -98,6 +101,7 @@ export class DeliveryWorker {
 
   start(): void {
     this.#stopped = false
+    this.#connections ??= new WebhookConnections(this.#o.fetchSeams)
     this.nudge()
   }
 
@@ -123,6 +127,8 @@ export class DeliveryWorker {
     clearTimeout(this.#afterAttempts)
     await this.#claiming
     await Promise.all(this.#inFlight)
+    this.#connections?.destroy()
+    this.#connections = undefined
   }
 
   async #claim(): Promise<void> {
@@ -234,6 +240,7 @@ export class DeliveryWorker {
     const result = await postWebhook(
       { url: claim.url, body, headers, timeoutMs: this.#o.attemptTimeoutMs },
       this.#o.fetchSeams,
+      this.#connections,
     )
     return { result, attemptedAtMs, durationMs: Math.round(performance.now() - started) }
   }

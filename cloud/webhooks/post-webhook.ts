@@ -1,5 +1,5 @@
-import type { IncomingMessage } from 'node:http'
-import { request } from 'node:https'
+import type { ClientRequest, IncomingMessage } from 'node:http'
+import { type RequestOptions, request } from 'node:https'
 import type { TLSSocket } from 'node:tls'
 import { isApiError } from '../errors.ts'
 import { abortable, deadline } from '../fetch/abortable.ts'
@@ -10,6 +10,7 @@ import { classifyAddress } from '../fetch/ip-policy.ts'
 import type { SafeFetchOptions } from '../fetch/safe-fetch.ts'
 import { hostAddressLiteral, parseDocumentUrl } from '../fetch/url-policy.ts'
 import type { WebhookSignatureHeaders } from './signing.ts'
+import type { GuardedConnect, WebhookConnections } from './webhook-connections.ts'
 
 /** What the URL fetcher's seams replace (tests: a resolver, a connector to 127.0.0.1, a test CA). */
 export type WebhookFetchSeams = Pick<
@@ -32,15 +33,27 @@ export const WEBHOOK_USER_AGENT = 'print-hub-webhooks/1'
 const DEFAULT_DNS_TIMEOUT_MS = 2000
 const DEFAULT_DNS_TRIES = 2
 
+/** An answer's body is read (and dropped) up to this much to keep the connection; a longer one closes it. */
+const KEPT_BODY_BYTES = 64 * 1024
+
 /**
  * POSTs a delivery through the URL fetcher's SSRF guard (cloud/fetch/): the URL policy, every resolved address
  * checked, TLS to exactly the checked address with the host name verified. No redirect is followed (a 3xx is
- * an answer like any other non-2xx); no connection is reused; the answer's body is not read.
+ * an answer like any other non-2xx). With `connections`, a connection to the same host and port is kept and
+ * reused (webhook-connections.ts); a request that meets a kept connection the endpoint has just closed is sent
+ * once more, on a new one. Without, each POST has its own connection.
  */
 export async function postWebhook(
   post: WebhookPost,
   seams: WebhookFetchSeams = {},
+  connections?: WebhookConnections,
 ): Promise<WebhookPostResult> {
+  if (connections) {
+    const first = await postKept(post, seams, connections)
+    if ('result' in first) return first.result
+    const again = await postKept(post, seams, connections)
+    return 'result' in again ? again.result : { error: 'connection reset' }
+  }
   const timeout = deadline(post.timeoutMs, () => fetchFailed('total_timeout', 'timed out'))
   const resolved: string[] = []
   const resolveFrom =
@@ -77,6 +90,98 @@ export async function postWebhook(
     timeout.clear()
     socket?.destroy()
   }
+}
+
+/** One POST on a kept connection; `staleConnection` when a reused one was found closed before any answer. */
+async function postKept(
+  post: WebhookPost,
+  seams: WebhookFetchSeams,
+  connections: WebhookConnections,
+): Promise<{ result: WebhookPostResult } | { staleConnection: true }> {
+  const timeout = deadline(post.timeoutMs, () => fetchFailed('total_timeout', 'timed out'))
+  const resolved: string[] = []
+  const resolveFrom = seams.resolve ?? defaultResolver(seams, timeout.signal)
+  const guarded: GuardedConnect = {
+    url: new URL('https://placeholder.invalid'),
+    resolve: async (hostname) => {
+      const addresses = await resolveFrom(hostname)
+      resolved.push(...addresses)
+      return addresses
+    },
+    connectTimeoutMs: post.timeoutMs,
+    signal: timeout.signal,
+  }
+  let reused = false
+  try {
+    const url = parseDocumentUrl(post.url)
+    guarded.url = url
+    const body = Buffer.from(post.body, 'utf8')
+    let req: ClientRequest | undefined
+    const response = await abortable<IncomingMessage>(
+      timeout.signal,
+      (ok, fail) => {
+        req = request({
+          method: 'POST',
+          host: url.hostname,
+          port: url.port === '' ? 443 : Number(url.port),
+          path: `${url.pathname}${url.search}`,
+          agent: connections,
+          setHost: false,
+          headers: {
+            Host: url.host,
+            'Content-Type': 'application/json',
+            'Content-Length': String(body.length),
+            'User-Agent': WEBHOOK_USER_AGENT,
+            ...post.headers,
+          },
+          guarded,
+        } as RequestOptions)
+        const sent = req
+        sent.once('socket', () => {
+          reused = sent.reusedSocket
+        })
+        sent.once('response', (res) => {
+          // Read to the end (dropped) so that the connection is free for the next request; a long body closes it.
+          let bytes = 0
+          res.on('data', (chunk: Buffer) => {
+            bytes += chunk.length
+            if (bytes > KEPT_BODY_BYTES) res.destroy()
+          })
+          res.on('error', () => {})
+          ok(res)
+        })
+        sent.on('error', fail)
+        sent.end(body)
+      },
+      () => req?.destroy(),
+    )
+    const retryAfter = response.headers['retry-after']
+    return {
+      result: { statusCode: response.statusCode ?? 0, ...(retryAfter !== undefined && { retryAfter }) },
+    }
+  } catch (error) {
+    // Node.js's advice (http.ClientRequest, request.reusedSocket): a kept connection the server closed meanwhile
+    // fails at once with ECONNRESET; such a request was never taken, and goes again on a new connection.
+    const code = (error as NodeJS.ErrnoException)?.code
+    if (reused && !timeout.signal.aborted && (code === 'ECONNRESET' || code === 'EPIPE'))
+      return { staleConnection: true }
+    return { result: { error: describeFailure(error, post, resolved) } }
+  } finally {
+    timeout.clear()
+  }
+}
+
+function defaultResolver(seams: WebhookFetchSeams, signal: AbortSignal) {
+  return (hostname: string) =>
+    resolveHostAddresses(
+      hostname,
+      {
+        timeoutMs: seams.dnsTimeoutMs ?? DEFAULT_DNS_TIMEOUT_MS,
+        tries: seams.dnsTries ?? DEFAULT_DNS_TRIES,
+        ...(seams.dnsServers && { servers: seams.dnsServers }),
+      },
+      signal,
+    )
 }
 
 function send(url: URL, socket: TLSSocket, post: WebhookPost, signal: AbortSignal): Promise<IncomingMessage> {

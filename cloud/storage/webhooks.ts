@@ -131,6 +131,8 @@ export interface ClaimedDelivery {
   attempts: number
   /** The lease this claim holds (recordAttempt checks it). */
   claimedUntilMs: number
+  /** Whether the endpoint's deliveries were failing when it was claimed (`failing_since` set). */
+  endpointFailing: boolean
   /** When the delivery was first due (for lag figures). */
   createdAtMs: number
   event: {
@@ -547,6 +549,7 @@ export function createWebhookRepository(sql: Sql): WebhookRepository {
             'e.secret',
             'e.previous_secret',
             'e.previous_secret_until',
+            'e.failing_since',
             'ev.event_id',
             'ev.type',
             'ev.subject_id',
@@ -573,6 +576,7 @@ export function createWebhookRepository(sql: Sql): WebhookRepository {
               : [row.secret],
           attempts: row.attempts,
           claimedUntilMs,
+          endpointFailing: row.failing_since !== null,
           createdAtMs: row.created_at_ms,
           event: {
             eventId: row.event_id,
@@ -587,16 +591,12 @@ export function createWebhookRepository(sql: Sql): WebhookRepository {
     },
 
     async keepPayload(eventId, payload) {
-      await db
-        .updateTable('webhook_events')
-        .set({ payload })
-        .where('event_id', '=', eventId)
-        .where('payload', 'is', null)
-        .execute()
+      // One statement: the first body written stays (COALESCE), and whichever stayed comes back.
       const row = await db
-        .selectFrom('webhook_events')
-        .select('payload')
+        .updateTable('webhook_events')
+        .set((eb) => ({ payload: eb.fn.coalesce('payload', eb.val(payload)) }))
         .where('event_id', '=', eventId)
+        .returning('payload')
         .executeTakeFirst()
       return row?.payload ?? payload
     },
@@ -623,7 +623,9 @@ export function createWebhookRepository(sql: Sql): WebhookRepository {
           .execute()
         const endpoint = tx.db.updateTable('webhook_endpoints').where('endpoint_id', '=', claim.endpointId)
         if (outcome.state === 'delivered') {
-          await endpoint.set({ failing_since: null }).where('failing_since', 'is not', null).execute()
+          // Mostly it was not failing: nothing to write then (the claim read it).
+          if (claim.endpointFailing)
+            await endpoint.set({ failing_since: null }).where('failing_since', 'is not', null).execute()
           return
         }
         await endpoint.set({ failing_since: outcome.at }).where('failing_since', 'is', null).execute()

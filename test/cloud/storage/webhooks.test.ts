@@ -260,6 +260,7 @@ describe.each(ENGINES)('webhooks on %s', (engine) => {
         sealedSecrets: [input.sealedSecret],
         attempts: 0,
         claimedUntilMs: now + CLAIM.leaseMs,
+        endpointFailing: false,
         createdAtMs: expect.any(Number),
         event: {
           eventId: event!.event_id,
@@ -355,6 +356,34 @@ describe.each(ENGINES)('webhooks on %s', (engine) => {
       expect(
         (await storage().webhooks.listAttempts(shop.accountId, second!.deliveryId))?.map((a) => a.attempt),
       ).toStrictEqual([1, 2])
+    })
+
+    it('clears failing_since at the first success after failures', async () => {
+      const input = await oneDue()
+      const now = Date.now() + 1000
+      const [claim] = await storage().webhooks.claimDue(now, CLAIM)
+      expect(claim?.endpointFailing).toBe(false)
+      const attempt = { attempt: 1, attempted_at: AT, duration_ms: 3, status_code: 503, error: null }
+      await storage().webhooks.recordAttempt(claim!, attempt, {
+        state: 'pending',
+        nextAttemptAtMs: now,
+        disableIfFailingSince: '2000-01-01T00:00:00.000Z',
+        at: AT,
+      })
+      const [again] = await storage().webhooks.claimDue(now, CLAIM)
+      expect(again?.endpointFailing).toBe(true)
+      await storage().webhooks.recordAttempt(
+        again!,
+        { ...attempt, attempt: 2, status_code: 200 },
+        {
+          state: 'delivered',
+          at: AT,
+        },
+      )
+      expect(await storage().webhooks.findEndpoint(shop.accountId, input.endpointId)).toMatchObject({
+        enabled: true,
+        failing_since: null,
+      })
     })
 
     it('lists deliveries newest first by page, and sends a test event to one endpoint only', async () => {

@@ -75,6 +75,7 @@ const delivery = (
   sealedSecrets: [],
   attempts: 0,
   claimedUntilMs: 0,
+  endpointFailing: false,
   createdAtMs: 0,
   event: {
     eventId: EVENT_ID,

@@ -113,6 +113,7 @@ export class FakeWebhooks implements Pick<WebhookRepository, 'claimDue' | 'keepP
         accountId: endpoint.accountId,
         endpointId: d.endpointId,
         url: endpoint.url,
+        endpointFailing: endpoint.failingSince !== null,
         sealedSecrets: [...endpoint.sealedSecrets],
         attempts: d.attempts,
         claimedUntilMs: d.claimedUntilMs,

@@ -7,6 +7,34 @@ import type { WebhookEvent } from '../../../protocol/webhooks.ts'
 import { makeCertificate, startHttpsServer } from '../fetch/tls-fixture.ts'
 
 export const RECEIVER_HOST = 'hooks.example.com'
+
+/** Where the receiver listens on 127.0.0.1, and the certificate it presents (PEM). */
+export interface ReceiverReach {
+  port: number
+  certificate: string
+}
+
+/** The fetcher's seams to a receiver: its name resolves to a public address, and the connection goes to it. */
+export function receiverSeams({ port, certificate }: ReceiverReach): WebhookFetchSeams {
+  // One context trusting the test certificate, made once: connectTls's `ca` option builds one per connection
+  // from every root certificate, about 17 ms each, which would swamp the figures of the benchmark.
+  const trusting = createSecureContext({ ca: certificate })
+  return {
+    resolve: async (host: string) =>
+      host === RECEIVER_HOST
+        ? [RECEIVER_PUBLIC_ADDRESS]
+        : Promise.reject(Object.assign(new Error('nx'), { code: 'ENOTFOUND' })),
+    connect: (target: ConnectTarget) =>
+      tlsConnect({
+        host: '127.0.0.1',
+        port,
+        servername: target.servername,
+        secureContext: trusting,
+        checkServerIdentity: (_host, cert) => checkServerIdentity(target.servername, cert),
+        rejectUnauthorized: true,
+      }),
+  }
+}
 /** A public address the test DNS gives the receiver's name; the connection goes to 127.0.0.1 instead. */
 const RECEIVER_PUBLIC_ADDRESS = '93.184.215.14'
 
@@ -27,6 +55,8 @@ export interface WebhookReceiver {
   refused: number
   /** The fetcher's seams that reach this receiver: its name resolves to a public address, connected to here. */
   fetchSeams: WebhookFetchSeams
+  /** What another process needs to make the same seams (receiverSeams). */
+  reach: ReceiverReach
   close(): Promise<void>
 }
 
@@ -40,9 +70,6 @@ export async function startWebhookReceiver(
   answer: (delivery: ReceivedDelivery, res: ServerResponse) => void = (_, res) => res.writeHead(204).end(),
 ): Promise<WebhookReceiver> {
   const certificate = makeCertificate(RECEIVER_HOST, [RECEIVER_HOST])
-  // One context trusting the test certificate, made once: connectTls's `ca` option builds one per connection
-  // from every root certificate, about 17 ms each, which would swamp the figures of the benchmark.
-  const trusting = createSecureContext({ ca: certificate.cert })
   const received: ReceivedDelivery[] = []
   const receiver = { received, refused: 0 }
   const server = await startHttpsServer(certificate, (req, res) => {
@@ -63,23 +90,11 @@ export async function startWebhookReceiver(
       answer(delivery, res)
     })
   })
+  const reach = { port: server.port, certificate: String(certificate.cert) }
   return Object.assign(receiver, {
     url: (path: string) => `https://${RECEIVER_HOST}${path}`,
-    fetchSeams: {
-      resolve: async (host: string) =>
-        host === RECEIVER_HOST
-          ? [RECEIVER_PUBLIC_ADDRESS]
-          : Promise.reject(Object.assign(new Error('nx'), { code: 'ENOTFOUND' })),
-      connect: (target: ConnectTarget) =>
-        tlsConnect({
-          host: '127.0.0.1',
-          port: server.port,
-          servername: target.servername,
-          secureContext: trusting,
-          checkServerIdentity: (_host, cert) => checkServerIdentity(target.servername, cert),
-          rejectUnauthorized: true,
-        }),
-    },
+    fetchSeams: receiverSeams(reach),
+    reach,
     close: server.close,
   })
 }

@@ -94,6 +94,12 @@ export class DeliveryWorker {
     this.#random = options.random ?? Math.random
   }
 
+  /** The kept connections, made at start (again after a stop). */
+  #newConnections(): WebhookConnections {
+    this.#connections ??= new WebhookConnections(this.#o.fetchSeams)
+    return this.#connections
+  }
+
   /** Attempts being made now. */
   get inFlight(): number {
     return this.#inFlight.size
@@ -101,7 +107,7 @@ export class DeliveryWorker {
 
   start(): void {
     this.#stopped = false
-    this.#connections ??= new WebhookConnections(this.#o.fetchSeams)
+    this.#newConnections()
     this.nudge()
   }
 
@@ -239,8 +245,8 @@ export class DeliveryWorker {
     const started = performance.now()
     const result = await postWebhook(
       { url: claim.url, body, headers, timeoutMs: this.#o.attemptTimeoutMs },
-      this.#o.fetchSeams,
-      this.#connections,
+      this.#o.fetchSeams ?? {},
+      this.#connections ?? this.#newConnections(),
     )
     return { result, attemptedAtMs, durationMs: Math.round(performance.now() - started) }
   }

@@ -1,9 +1,7 @@
 import type { ClientRequest, IncomingMessage } from 'node:http'
 import { type RequestOptions, request } from 'node:https'
-import type { TLSSocket } from 'node:tls'
 import { isApiError } from '../errors.ts'
 import { abortable, deadline } from '../fetch/abortable.ts'
-import { openConnection } from '../fetch/connect.ts'
 import { resolveHostAddresses } from '../fetch/dns-resolver.ts'
 import { fetchFailed } from '../fetch/failures.ts'
 import { classifyAddress } from '../fetch/ip-policy.ts'
@@ -39,57 +37,19 @@ const KEPT_BODY_BYTES = 64 * 1024
 /**
  * POSTs a delivery through the URL fetcher's SSRF guard (cloud/fetch/): the URL policy, every resolved address
  * checked, TLS to exactly the checked address with the host name verified. No redirect is followed (a 3xx is
- * an answer like any other non-2xx). With `connections`, a connection to the same host and port is kept and
- * reused (webhook-connections.ts); a request that meets a kept connection the endpoint has just closed is sent
- * once more, on a new one. Without, each POST has its own connection.
+ * an answer like any other non-2xx). A connection to the same host and port is kept and reused
+ * (webhook-connections.ts); a request that meets a kept connection the endpoint has just closed is sent once
+ * more, on a new one.
  */
 export async function postWebhook(
   post: WebhookPost,
-  seams: WebhookFetchSeams = {},
-  connections?: WebhookConnections,
+  seams: WebhookFetchSeams,
+  connections: WebhookConnections,
 ): Promise<WebhookPostResult> {
-  if (connections) {
-    const first = await postKept(post, seams, connections)
-    if ('result' in first) return first.result
-    const again = await postKept(post, seams, connections)
-    return 'result' in again ? again.result : { error: 'connection reset' }
-  }
-  const timeout = deadline(post.timeoutMs, () => fetchFailed('total_timeout', 'timed out'))
-  const resolved: string[] = []
-  const resolveFrom =
-    seams.resolve ??
-    ((hostname: string) =>
-      resolveHostAddresses(
-        hostname,
-        {
-          timeoutMs: seams.dnsTimeoutMs ?? DEFAULT_DNS_TIMEOUT_MS,
-          tries: seams.dnsTries ?? DEFAULT_DNS_TRIES,
-          ...(seams.dnsServers && { servers: seams.dnsServers }),
-        },
-        timeout.signal,
-      ))
-  const resolve = async (hostname: string) => {
-    const addresses = await resolveFrom(hostname)
-    resolved.push(...addresses)
-    return addresses
-  }
-  let socket: TLSSocket | undefined
-  try {
-    const url = parseDocumentUrl(post.url)
-    socket = await openConnection(
-      url,
-      { ...seams, resolve, connectTimeoutMs: post.timeoutMs },
-      timeout.signal,
-    )
-    const response = await send(url, socket, post, timeout.signal)
-    const retryAfter = response.headers['retry-after']
-    return { statusCode: response.statusCode ?? 0, ...(retryAfter !== undefined && { retryAfter }) }
-  } catch (error) {
-    return { error: describeFailure(error, post, resolved) }
-  } finally {
-    timeout.clear()
-    socket?.destroy()
-  }
+  const first = await postKept(post, seams, connections)
+  if ('result' in first) return first.result
+  const again = await postKept(post, seams, connections)
+  return 'result' in again ? again.result : { error: 'connection reset' }
 }
 
 /** One POST on a kept connection; `staleConnection` when a reused one was found closed before any answer. */
@@ -101,8 +61,15 @@ async function postKept(
   const timeout = deadline(post.timeoutMs, () => fetchFailed('total_timeout', 'timed out'))
   const resolved: string[] = []
   const resolveFrom = seams.resolve ?? defaultResolver(seams, timeout.signal)
+  let url: URL
+  try {
+    url = parseDocumentUrl(post.url)
+  } catch (error) {
+    timeout.clear()
+    return { result: { error: describeFailure(error, post, resolved) } }
+  }
   const guarded: GuardedConnect = {
-    url: new URL('https://placeholder.invalid'),
+    url,
     resolve: async (hostname) => {
       const addresses = await resolveFrom(hostname)
       resolved.push(...addresses)
@@ -113,8 +80,6 @@ async function postKept(
   }
   let reused = false
   try {
-    const url = parseDocumentUrl(post.url)
-    guarded.url = url
     const body = Buffer.from(post.body, 'utf8')
     let req: ClientRequest | undefined
     const response = await abortable<IncomingMessage>(
@@ -182,38 +147,6 @@ function defaultResolver(seams: WebhookFetchSeams, signal: AbortSignal) {
       },
       signal,
     )
-}
-
-function send(url: URL, socket: TLSSocket, post: WebhookPost, signal: AbortSignal): Promise<IncomingMessage> {
-  const body = Buffer.from(post.body, 'utf8')
-  // Headers and body go in one write; without this, Nagle's algorithm holds the body for the server's delayed
-  // ACK (about 40 ms on Linux).
-  socket.setNoDelay(true)
-  return abortable<IncomingMessage>(
-    signal,
-    (ok, fail) => {
-      const req = request({
-        method: 'POST',
-        host: url.hostname,
-        port: url.port === '' ? 443 : Number(url.port),
-        path: `${url.pathname}${url.search}`,
-        setHost: false,
-        headers: {
-          Host: url.host,
-          'Content-Type': 'application/json',
-          'Content-Length': String(body.length),
-          'User-Agent': WEBHOOK_USER_AGENT,
-          Connection: 'close',
-          ...post.headers,
-        },
-        createConnection: () => socket,
-      })
-      req.once('response', ok)
-      req.on('error', fail)
-      req.end(body)
-    },
-    () => socket.destroy(),
-  )
 }
 
 /** The failure in the words an endpoint's owner reads in its attempts (WebhookAttempt.error). */

@@ -9,7 +9,7 @@ import { type BootTestRecord, ImageManifest, imageManifestPath } from '../../ota
 import { sha256File } from '../../ota/build.ts'
 import type { ManagedAccount, ProvisionedManagedAccount } from '../../protocol/partner.ts'
 import { ApiClient } from '../e2e/api-client.ts'
-import { type CloudProcess, startCloudProcess, stopAll } from '../e2e/harness.ts'
+import { type CloudProcess, clientToken, startCloudProcess, stopAll } from '../e2e/harness.ts'
 import { type HttpPartner, registerHttpPartner } from '../e2e/pairing-partner.ts'
 import { freePort } from '../helpers/free-port.ts'
 import { tempDir } from '../helpers/temp-dir.ts'
@@ -310,17 +310,7 @@ async function accountApi(cloud: CloudProcess, accountId: string): Promise<ApiCl
     '--scopes',
     'printers:read,documents:write,print_jobs:write,print_jobs:read',
   ])
-  const res = await fetch(`${cloud.url}/oauth/token`, {
-    method: 'POST',
-    headers: { 'content-type': 'application/x-www-form-urlencoded' },
-    body: new URLSearchParams({
-      grant_type: 'client_credentials',
-      client_id: client_id!,
-      client_secret: client_secret!,
-    }),
-  })
-  const { access_token } = (await res.json()) as { access_token: string }
-  return new ApiClient(cloud.url, access_token)
+  return new ApiClient(cloud.url, await clientToken(cloud, client_id!, client_secret!))
 }
 
 /** The pairing code, read off the paper: the printer simulator's bytes. */

@@ -184,15 +184,25 @@ export async function setUpAccount(cloud: CloudProcess, name = 'E2E shop') {
     '--name',
     `${name} hub`,
   ])
+  const accessToken = await clientToken(cloud, client_id!, client_secret!)
+  return { accountId: account_id!, accessToken, enrollmentToken: token! }
+}
+
+/** An access token for an API client (OAuth client credentials, POST /oauth/token). */
+export async function clientToken(
+  cloud: CloudProcess,
+  clientId: string,
+  clientSecret: string,
+): Promise<string> {
   const res = await fetch(`${cloud.url}/oauth/token`, {
     method: 'POST',
     headers: { 'content-type': 'application/x-www-form-urlencoded' },
     body: new URLSearchParams({
       grant_type: 'client_credentials',
-      client_id: client_id!,
-      client_secret: client_secret!,
+      client_id: clientId,
+      client_secret: clientSecret,
     }),
   })
   const { access_token } = (await res.json()) as { access_token: string }
-  return { accountId: account_id!, accessToken: access_token, enrollmentToken: token! }
+  return access_token
 }

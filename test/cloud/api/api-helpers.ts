@@ -100,6 +100,14 @@ export async function expiredToken(storage: Storage, accountId: string, clientId
 
 export const bearer = (token: string) => ({ authorization: `Bearer ${token}` })
 
+/** The body of POST /api/v1/print-jobs/from-base64 for a small ESC/POS receipt on `printerId`. */
+const receiptJobBody = (printerId: string) => ({
+  document_base64: ESCPOS_RECEIPT.toString('base64'),
+  document_format: 'raw',
+  document_raw_language: 'escpos',
+  printer_id: printerId,
+})
+
 /** Creates a print job of a small ESC/POS receipt through from-base64 and returns it (asserting the 201). */
 export async function createReceiptJob(
   cloud: TestCloud,
@@ -110,15 +118,21 @@ export async function createReceiptJob(
     method: 'POST',
     url: '/api/v1/print-jobs/from-base64',
     headers: bearer(token),
-    payload: {
-      document_base64: ESCPOS_RECEIPT.toString('base64'),
-      document_format: 'raw',
-      document_raw_language: 'escpos',
-      printer_id: printerId,
-    },
+    payload: receiptJobBody(printerId),
   })
   expect(res.statusCode, res.body).toBe(201)
   return res.json() as PrintJob
+}
+
+/** As createReceiptJob, over HTTP to a listening cloud at `apiUrl`. */
+export async function postReceiptJob(apiUrl: string, token: string, printerId: string): Promise<PrintJob> {
+  const res = await fetch(`${apiUrl}/api/v1/print-jobs/from-base64`, {
+    method: 'POST',
+    headers: { ...bearer(token), 'content-type': 'application/json' },
+    body: JSON.stringify(receiptJobBody(printerId)),
+  })
+  expect(res.status).toBe(201)
+  return (await res.json()) as PrintJob
 }
 
 /** A Unix time in whole seconds. */

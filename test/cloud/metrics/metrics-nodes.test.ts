@@ -8,9 +8,10 @@ import { hubTopic, PROTOCOL_VERSION } from '../../../protocol/hub-messages.ts'
 import type { PrintJob } from '../../../protocol/print-job.ts'
 import { testDatabases } from '../../helpers/postgres-server.ts'
 import { tempDir } from '../../helpers/temp-dir.ts'
+import { postReceiptJob } from '../api/api-helpers.ts'
 import { type CloudMosquitto, startCloudMosquitto } from '../broker/mosquitto-peer.ts'
 import { connectHub, enroll, seedAccount, startFullCloud } from '../hub-link.ts'
-import { ESCPOS_RECEIPT, RECEIPT_PRINTER } from '../test-cloud.ts'
+import { RECEIPT_PRINTER } from '../test-cloud.ts'
 import { promtoolCheck } from './promtool.ts'
 
 type FullCloud = Awaited<ReturnType<typeof startFullCloud>>
@@ -91,20 +92,7 @@ describe('metrics of several nodes', { timeout: 60_000 }, () => {
       .poll(async () => (await a.cloud.storage.printers.findById(seeded.accountId, printerId))?.online, POLL)
       .toBe(true)
     const jobs: PrintJob[] = []
-    for (let i = 0; i < 2; i++) {
-      const res = await fetch(`${a.url}/api/v1/print-jobs/from-base64`, {
-        method: 'POST',
-        headers: { authorization: `Bearer ${seeded.token}`, 'content-type': 'application/json' },
-        body: JSON.stringify({
-          printer_id: printerId,
-          document_base64: ESCPOS_RECEIPT.toString('base64'),
-          document_format: 'raw',
-          document_raw_language: 'escpos',
-        }),
-      })
-      expect(res.status).toBe(201)
-      jobs.push((await res.json()) as PrintJob)
-    }
+    for (let i = 0; i < 2; i++) jobs.push(await postReceiptJob(a.url, seeded.token, printerId))
     for (const job of jobs)
       await publish('job-status', {
         print_job_id: job.print_job_id,

@@ -10,9 +10,10 @@ import type { HubPrinter } from '../../../protocol/hub-messages.ts'
 import type { PrintJob } from '../../../protocol/print-job.ts'
 import { freePort } from '../../helpers/free-port.ts'
 import { tempDir } from '../../helpers/temp-dir.ts'
+import { postReceiptJob } from '../api/api-helpers.ts'
 import { connectHub, enroll, seedAccount } from '../hub-link.ts'
 import { promtoolCheck } from '../metrics/promtool.ts'
-import { ESCPOS_RECEIPT, RECEIPT_PRINTER } from '../test-cloud.ts'
+import { RECEIPT_PRINTER } from '../test-cloud.ts'
 import { startWebhookReceiver, type WebhookReceiver } from './receiver.ts'
 
 const POLL = { timeout: 10_000, interval: 20 }
@@ -127,18 +128,7 @@ describe('webhook deliveries from a running cloud', () => {
       online: true,
     })
 
-    const res = await fetch(`${cloud.apiUrl}/api/v1/print-jobs/from-base64`, {
-      method: 'POST',
-      headers: { authorization: `Bearer ${seed.token}`, 'content-type': 'application/json' },
-      body: JSON.stringify({
-        printer_id: printerId,
-        document_base64: ESCPOS_RECEIPT.toString('base64'),
-        document_format: 'raw',
-        document_raw_language: 'escpos',
-      }),
-    })
-    expect(res.status).toBe(201)
-    const job = (await res.json()) as PrintJob
+    const job = await postReceiptJob(cloud.apiUrl, seed.token, printerId)
     const ofJob = () =>
       receiver.received.filter((r) => (r.event.data as PrintJob).print_job_id === job.print_job_id)
     await vi.waitFor(() => expect(ofJob()).toHaveLength(4), POLL)

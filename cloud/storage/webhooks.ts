@@ -13,6 +13,7 @@ import {
 import { affected, forUpdate, inTransaction, type Sql } from './engine.ts'
 import { type PagedList, pageAfter } from './paging.ts'
 import type { Database, WebhookDeliveriesTable, WebhookEndpointsTable } from './schema.ts'
+import { attemptRecorder } from './webhook-attempts.ts'
 
 /**
  * Webhook endpoints, the events written for them and their deliveries (docs/webhooks.md).
@@ -601,40 +602,7 @@ export function createWebhookRepository(sql: Sql): WebhookRepository {
       return row?.payload ?? payload
     },
 
-    recordAttempt: (claim, attempt, outcome) =>
-      inTransaction(sql, async (tx) => {
-        const moved = await tx.db
-          .updateTable('webhook_deliveries')
-          .set({
-            attempts: attempt.attempt,
-            state: outcome.state,
-            next_attempt_at: outcome.state === 'pending' ? outcome.nextAttemptAtMs : null,
-            claimed_until: null,
-            ...(outcome.state === 'delivered' && { delivered_at: outcome.at }),
-          })
-          .where('delivery_id', '=', claim.deliveryId)
-          .where('claimed_until', '=', claim.claimedUntilMs)
-          .executeTakeFirst()
-        if (affected(moved) === 0) return
-        await tx.db
-          .insertInto('webhook_attempts')
-          .values({ delivery_id: claim.deliveryId, ...attempt })
-          .onConflict((oc) => oc.columns(['delivery_id', 'attempt']).doNothing())
-          .execute()
-        const endpoint = tx.db.updateTable('webhook_endpoints').where('endpoint_id', '=', claim.endpointId)
-        if (outcome.state === 'delivered') {
-          // Mostly it was not failing: nothing to write then (the claim read it).
-          if (claim.endpointFailing)
-            await endpoint.set({ failing_since: null }).where('failing_since', 'is not', null).execute()
-          return
-        }
-        await endpoint.set({ failing_since: outcome.at }).where('failing_since', 'is', null).execute()
-        await endpoint
-          .set({ enabled: 0, disabled_reason: 'failing', disabled_at: outcome.at })
-          .where('enabled', '=', 1)
-          .where('failing_since', '<=', outcome.disableIfFailingSince)
-          .execute()
-      }),
+    recordAttempt: attemptRecorder(sql),
 
     purgeEnded: (beforeMs, limit) =>
       inTransaction(sql, async (tx) => {

@@ -96,7 +96,7 @@ export class DeliveryWorker {
 
   /** The kept connections, made at start (again after a stop). */
   #newConnections(): WebhookConnections {
-    this.#connections ??= new WebhookConnections(this.#o.fetchSeams)
+    this.#connections ??= new WebhookConnections(this.#o.fetchSeams, this.#o.maxInFlight)
     return this.#connections
   }
 

@@ -19,16 +19,18 @@ export interface GuardedConnect {
  * for that host; DNS changes meanwhile concern new connections alone. An idle connection is closed after
  * FREE_SOCKET_MS, under the 5 s a Node.js server keeps an idle connection by default (`keepAliveTimeout`), so
  * that a reused one has seldom been closed by the other end (a request that meets one anyway is sent again on
- * a new connection: post-webhook.ts).
+ * a new connection: post-webhook.ts). As many connections to one host are kept as the worker makes attempts at
+ * once (`keptPerHost`): several endpoints on one host (a backend's endpoint per event kind) each take up to
+ * `perEndpoint` at once, and a connection closed after each attempt costs a TLS handshake for the next.
  */
 export class WebhookConnections extends Agent {
   static readonly FREE_SOCKET_MS = 4000
   readonly #seams: WebhookFetchSeams
 
-  constructor(seams: WebhookFetchSeams = {}) {
+  constructor(seams: WebhookFetchSeams = {}, keptPerHost = 8) {
     super({
       keepAlive: true,
-      maxFreeSockets: 8,
+      maxFreeSockets: keptPerHost,
       timeout: WebhookConnections.FREE_SOCKET_MS,
       scheduling: 'lifo',
     })

@@ -19,8 +19,10 @@ import { formatSummary, nowMs, summarize } from './stats.ts'
 const NODE_SCRIPT = path.join(import.meta.dirname, 'webhook-node.ts')
 const LATENCY_JOBS = Number(process.env.BENCH_WEBHOOK_LATENCY_JOBS ?? 300)
 const LATENCY_JOBS_PER_SECOND = Number(process.env.BENCH_WEBHOOK_JOBS_PER_SECOND ?? 50)
-const BACKLOG_JOBS = Number(process.env.BENCH_WEBHOOK_BACKLOG_JOBS ?? 100)
+const BACKLOG_JOBS = Number(process.env.BENCH_WEBHOOK_BACKLOG_JOBS ?? 300)
 const BACKLOG_ENDPOINTS = Number(process.env.BENCH_WEBHOOK_ENDPOINTS ?? 4)
+/** Flags for the node processes, such as `--cpu-prof --cpu-prof-dir=DIR` to see where a delivery's time goes. */
+const NODE_FLAGS = (process.env.BENCH_WEBHOOK_NODE_FLAGS ?? '').split(' ').filter(Boolean)
 const JOB_EVENTS: WebhookEventType[] = [
   'print_job.pending',
   'print_job.reserved',
@@ -226,7 +228,13 @@ async function measureDrain(
 async function startNode(settings: StorageSettings, key: Buffer, reach: ReceiverReach) {
   const child = spawn(
     process.execPath,
-    ['--import', 'tsx', NODE_SCRIPT, JSON.stringify({ settings, key: key.toString('base64'), reach })],
+    [
+      ...NODE_FLAGS,
+      '--import',
+      'tsx',
+      NODE_SCRIPT,
+      JSON.stringify({ settings, key: key.toString('base64'), reach }),
+    ],
     { stdio: ['ignore', 'pipe', 'inherit'] },
   )
   let stopping = false

@@ -50,6 +50,9 @@ describe.each(ENGINES)('webhook deliveries from real storage on %s', (engine) =>
   afterEach(async () => {
     await Promise.all(workers.splice(0).map((w) => w.stop()))
     await Promise.all(extraStorages.splice(0).map((s) => s.close()))
+    // Each test's endpoints alone take its events and are claimed.
+    for (const endpoint of await storage().webhooks.listEndpoints(shop.accountId))
+      await storage().webhooks.deleteEndpoint(shop.accountId, endpoint.webhook_endpoint_id)
     receiver.received.length = 0
     receiver.refused = 0
   })
@@ -180,6 +183,55 @@ describe.each(ENGINES)('webhook deliveries from real storage on %s', (engine) =>
     )
     const [delivery] = await deliveriesOf(endpointId)
     expect(delivery).toMatchObject({ state: 'delivered', attempts: 1 })
+  })
+
+  it('records attempts that end together in one batch, each only under its own lease', async () => {
+    const endpointId = await createEndpoint('/jobs', ['print_job.printed'])
+    for (let i = 0; i < 3; i++) await printJob()
+    // PostgreSQL's trigger rounds its clock to the millisecond: the last delivery may be due a moment from now.
+    const nowMs = Date.now() + 1000
+    const claims = await storage().webhooks.claimDue(nowMs, { limit: 3, perEndpoint: 3, leaseMs: 60_000 })
+    expect(claims).toHaveLength(3)
+    const [delivered, retrying, stale] = claims as [(typeof claims)[0], (typeof claims)[0], (typeof claims)[0]]
+    const at = new Date(nowMs).toISOString()
+    const attempt = (statusCode: number) => ({
+      attempt: 1,
+      attempted_at: at,
+      duration_ms: 3,
+      status_code: statusCode,
+      error: statusCode === 204 ? null : `HTTP ${statusCode}`,
+    })
+    const farPast = '2000-01-01T00:00:00.000Z'
+    await Promise.all([
+      storage().webhooks.recordAttempt(delivered, attempt(204), { state: 'delivered', at }),
+      storage().webhooks.recordAttempt(retrying, attempt(503), {
+        state: 'pending',
+        nextAttemptAtMs: nowMs + 5000,
+        disableIfFailingSince: farPast,
+        at,
+      }),
+      // A claim whose lease another claim has since taken: nothing of it is written.
+      storage().webhooks.recordAttempt({ ...stale, claimedUntilMs: stale.claimedUntilMs - 1 }, attempt(204), {
+        state: 'delivered',
+        at,
+      }),
+    ])
+    const byId = new Map((await deliveriesOf(endpointId)).map((d) => [d.webhook_delivery_id, d]))
+    expect(byId.get(delivered.deliveryId)).toMatchObject({ state: 'delivered', attempts: 1, delivered_at: at })
+    expect(byId.get(retrying.deliveryId)).toMatchObject({
+      state: 'pending',
+      attempts: 1,
+      delivered_at: null,
+      next_attempt_at: new Date(nowMs + 5000).toISOString(),
+    })
+    expect(byId.get(stale.deliveryId)).toMatchObject({ state: 'pending', attempts: 0, delivered_at: null })
+    const attemptsOf = async (deliveryId: string) =>
+      (await storage().webhooks.listAttempts(shop.accountId, deliveryId))?.map((a) => a.status_code)
+    expect(await attemptsOf(delivered.deliveryId)).toEqual([204])
+    expect(await attemptsOf(retrying.deliveryId)).toEqual([503])
+    expect(await attemptsOf(stale.deliveryId)).toEqual([])
+    const endpoint = await storage().webhooks.findEndpoint(shop.accountId, endpointId)
+    expect(endpoint).toMatchObject({ enabled: true, failing_since: at })
   })
 
   it.runIf(engine === 'postgres')('two nodes on one database deliver each event once', async () => {

@@ -25,7 +25,10 @@ describe('kept connections to a webhook endpoint', () => {
   })
 
   /** An HTTPS endpoint on 127.0.0.1 for HOST, counting the TLS connections made to it and the requests on each. */
-  async function endpoint(handler: (req: IncomingMessage, res: ServerResponse, nth: number) => void) {
+  async function endpoint(
+    handler: (req: IncomingMessage, res: ServerResponse, nth: number) => void,
+    keptPerHost?: number,
+  ) {
     const certificate = makeCertificate(HOST, [HOST])
     const perConnection = new WeakMap<object, number>()
     const counts = { connections: 0, requests: 0, resolved: 0 }
@@ -54,7 +57,7 @@ describe('kept connections to a webhook endpoint', () => {
           checkServerIdentity: (_host, cert) => checkServerIdentity(target.servername, cert),
         }),
     }
-    connections = new WebhookConnections(seams)
+    connections = new WebhookConnections(seams, keptPerHost)
     return { counts, seams, connections }
   }
 
@@ -63,6 +66,17 @@ describe('kept connections to a webhook endpoint', () => {
     for (let i = 0; i < 10; i++)
       expect(await postWebhook(post(`/hook/${i}`), seams, connections)).toStrictEqual({ statusCode: 204 })
     expect(counts).toStrictEqual({ connections: 1, requests: 10, resolved: 1 })
+  })
+
+  it('keeps as many connections to one host as attempts go at once, so the next round opens none', async () => {
+    const { counts, seams, connections } = await endpoint((_req, res) => res.writeHead(204).end(), 24)
+    // Three endpoints on one host, 8 attempts each at once: 24 connections, all kept for the next round.
+    const round = () =>
+      Promise.all(Array.from({ length: 24 }, (_, i) => postWebhook(post(`/hook/${i % 3}`), seams, connections)))
+    await round()
+    expect(counts.connections).toBe(24)
+    expect(await round()).toStrictEqual(Array.from({ length: 24 }, () => ({ statusCode: 204 })))
+    expect(counts).toMatchObject({ connections: 24, requests: 48 })
   })
 
   it('reads a long answer to its end only up to a bound, then opens a new connection', async () => {

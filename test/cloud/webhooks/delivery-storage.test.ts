@@ -4,6 +4,7 @@ import { Value } from 'typebox/value'
 import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest'
 import { JOB_RULES } from '../../../cloud/print-jobs/lifecycle.ts'
 import { openStorage, type Storage } from '../../../cloud/storage/storage.ts'
+import type { ClaimedDelivery } from '../../../cloud/storage/webhooks.ts'
 import { DeliveryWorker, type DeliveryWorkerOptions } from '../../../cloud/webhooks/delivery-worker.ts'
 import { storedEventSubjects } from '../../../cloud/webhooks/event-payload.ts'
 import { STANDARD_RETRY_SCHEDULE } from '../../../cloud/webhooks/retry-schedule.ts'
@@ -192,7 +193,7 @@ describe.each(ENGINES)('webhook deliveries from real storage on %s', (engine) =>
     const nowMs = Date.now() + 1000
     const claims = await storage().webhooks.claimDue(nowMs, { limit: 3, perEndpoint: 3, leaseMs: 60_000 })
     expect(claims).toHaveLength(3)
-    const [delivered, retrying, stale] = claims as [(typeof claims)[0], (typeof claims)[0], (typeof claims)[0]]
+    const [delivered, retrying, stale] = claims as [ClaimedDelivery, ClaimedDelivery, ClaimedDelivery]
     const at = new Date(nowMs).toISOString()
     const attempt = (statusCode: number) => ({
       attempt: 1,
@@ -217,7 +218,11 @@ describe.each(ENGINES)('webhook deliveries from real storage on %s', (engine) =>
       }),
     ])
     const byId = new Map((await deliveriesOf(endpointId)).map((d) => [d.webhook_delivery_id, d]))
-    expect(byId.get(delivered.deliveryId)).toMatchObject({ state: 'delivered', attempts: 1, delivered_at: at })
+    expect(byId.get(delivered.deliveryId)).toMatchObject({
+      state: 'delivered',
+      attempts: 1,
+      delivered_at: at,
+    })
     expect(byId.get(retrying.deliveryId)).toMatchObject({
       state: 'pending',
       attempts: 1,

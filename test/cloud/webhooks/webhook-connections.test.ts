@@ -72,7 +72,9 @@ describe('kept connections to a webhook endpoint', () => {
     const { counts, seams, connections } = await endpoint((_req, res) => res.writeHead(204).end(), 24)
     // Three endpoints on one host, 8 attempts each at once: 24 connections, all kept for the next round.
     const round = () =>
-      Promise.all(Array.from({ length: 24 }, (_, i) => postWebhook(post(`/hook/${i % 3}`), seams, connections)))
+      Promise.all(
+        Array.from({ length: 24 }, (_, i) => postWebhook(post(`/hook/${i % 3}`), seams, connections)),
+      )
     await round()
     expect(counts.connections).toBe(24)
     expect(await round()).toStrictEqual(Array.from({ length: 24 }, () => ({ statusCode: 204 })))

@@ -109,6 +109,19 @@ export const HubPresence = Type.Object({
 export type HubPresence = Static<typeof HubPresence>
 
 /** cloud → hub: a job to spool. Sent again on every reconnect until the job leaves pending/reserved. */
+/**
+ * The Idempotency-Key a job was created with, as the cloud scopes it (the account, the endpoint's route, the
+ * key) and the request's fingerprint. Carried in the offer because the hub is the one place that decides
+ * whether a job reaches paper: a till that sent a job to the cloud and, timing out, sends it again on the hub's
+ * LAN with the same key gets one print (docs/lan-printing.md).
+ */
+export const JobIdempotency = Type.Object({
+  endpoint: Type.String({ minLength: 1, maxLength: 200 }),
+  key: Type.String({ minLength: 1, maxLength: 128 }),
+  fingerprint: Type.String({ pattern: '^[0-9a-f]{64}$', maxLength: 64 }),
+})
+export type JobIdempotency = Static<typeof JobIdempotency>
+
 export const JobOffer = Type.Object({
   v: V,
   print_job_id: Uuid,
@@ -126,6 +139,7 @@ export const JobOffer = Type.Object({
   created_at: DateTime,
   /** The hub drops and fails (`expired`) an offer it could not start before this time. */
   expires_at: DateTime,
+  idempotency: Type.Optional(JobIdempotency),
 })
 export type JobOffer = Static<typeof JobOffer>
 
@@ -159,8 +173,43 @@ export const JobStatus = Type.Object({
   at: DateTime,
   failure_reason: Type.Optional(Type.Enum(FAILURE_REASONS)),
   detail: Type.Optional(Type.String({ maxLength: 500 })),
+  /**
+   * With `cancelled`: the hub dropped the offer unasked because the same request (the same Idempotency-Key
+   * and fingerprint) was taken on its LAN as this job, which prints instead.
+   */
+  duplicate_of: Type.Optional(Uuid),
 })
 export type JobStatus = Static<typeof JobStatus>
+
+/**
+ * hub → cloud: a job taken on the hub's LAN API (docs/lan-printing.md), as it is now: sent when it is taken and
+ * again at each change of its status, each message whole, so that the cloud, whichever node handles which
+ * message in whichever order, records the job once (with this id) and moves it only forward.
+ */
+export const LanJob = Type.Object({
+  v: V,
+  print_job_id: Uuid,
+  printer_id: Uuid,
+  document: Type.Object({
+    document_id: Uuid,
+    sha256: Type.String({ pattern: '^[0-9a-f]{64}$', maxLength: 64 }),
+    size_bytes: Type.Integer({ minimum: 1 }),
+    format: DocumentFormat,
+    raw_language: Type.Union([RawLanguage, Type.Null()]),
+    mime_type: Type.String({ maxLength: 200 }),
+    filename: Type.Union([Type.String({ maxLength: 255 }), Type.Null()]),
+  }),
+  options: ResolvedPrintOptions,
+  created_at: DateTime,
+  /** The API client that submitted it on the LAN. */
+  client_id: Type.String({ maxLength: 200 }),
+  idempotency: Type.Optional(JobIdempotency),
+  status: Type.Enum(['reserved', 'printing', 'printed', 'failed', 'cancelled']),
+  at: DateTime,
+  failure_reason: Type.Optional(Type.Enum(FAILURE_REASONS)),
+  detail: Type.Optional(Type.String({ maxLength: 500 })),
+})
+export type LanJob = Static<typeof LanJob>
 
 /**
  * hub → cloud: why a job it holds is not printing yet (the printer cannot be reached, or needs paper, ...),
@@ -215,6 +264,7 @@ export const HUB_TOPICS = {
   'job-ack': { from: 'hub', schema: JobAck },
   'job-status': { from: 'hub', schema: JobStatus },
   'job-waiting': { from: 'hub', schema: JobWaiting },
+  'lan-job': { from: 'hub', schema: LanJob },
   'job-offer': { from: 'cloud', schema: JobOffer },
   command: { from: 'cloud', schema: HubCommand },
 } as const satisfies Record<string, { from: 'hub' | 'cloud'; schema: TSchema }>

@@ -89,6 +89,9 @@ export class Dispatcher {
     await bus.subscribe('job-status', (agentId, s) =>
       this.#retry.run('job-status', agentId, null, s, () => this.#status(agentId, s)),
     )
+    await bus.subscribe('lan-job', (agentId, j) =>
+      this.#retry.run('lan-job', agentId, null, j, () => this.#lanJob(agentId, j)),
+    )
     const sweepMs =
       this.#o.expirySweepMs ?? Math.min(15_000, Math.max(250, (this.#o.pendingExpirySeconds * 1000) / 4))
     this.#sweep = setInterval(() => {
@@ -304,7 +307,7 @@ export class Dispatcher {
       id,
       report.status,
       report.at,
-      { reason: report.failure_reason, detail: report.detail },
+      { reason: report.failure_reason, detail: report.detail, duplicateOf: report.duplicate_of },
       (report.status === 'cancelled' && this.#cancelLogs.get(id)) || logger,
       agentId,
     )
@@ -318,5 +321,36 @@ export class Dispatcher {
     const job = await this.#o.storage.printJobs.dispatchable(id)
     if (job?.agent_id === agentId && job.status === 'cancelled')
       logger.error({ print_job_id: id, reported: report.status }, 'hub printed a cancelled job')
+  }
+
+  /**
+   * A job a hub took on its LAN (docs/lan-printing.md): recorded once with the hub's id for it, then moved to
+   * the status the report gives by the lifecycle's rules, so that reports handled in any order, on any node,
+   * only move it forward.
+   */
+  async #lanJob(agentId: string, report: HubPayload<'lan-job'>): Promise<void> {
+    const { logger } = this.#o
+    const recorded = await this.#o.storage.printJobs.recordLanJob(agentId, report)
+    const line = { print_job_id: report.print_job_id, printer_id: report.printer_id, agent_id: agentId }
+    if (recorded === 'refused') {
+      logger.warn(line, 'LAN job refused: not on a printer of the hub that reported it')
+      return
+    }
+    if (recorded === 'recorded')
+      logger.info({ ...line, status: 'reserved', origin: 'lan' }, 'LAN print job recorded')
+    const applied =
+      report.status !== 'reserved' &&
+      (await this.#lifecycle.hubReported(
+        report.print_job_id,
+        report.status,
+        report.at,
+        { reason: report.failure_reason, detail: report.detail, unasked: true },
+        logger,
+        agentId,
+      ))
+    if (recorded === 'recorded' || applied) {
+      this.#settled.changed(report.print_job_id)
+      this.#o.jobChanged?.()
+    }
   }
 }

@@ -34,5 +34,6 @@ export function jobOffer(job: DispatchableJob, publicUrl: string, expirySeconds:
     options,
     created_at: job.created_at,
     expires_at: new Date(Date.parse(job.created_at) + expirySeconds * 1000).toISOString(),
+    ...(job.idempotency && { idempotency: job.idempotency }),
   }
 }

@@ -36,6 +36,8 @@ declare module 'fastify' {
   }
   interface FastifyRequest {
     idempotencyScope: IdempotencyScope | null
+    /** The request's fingerprint under its key (requestFingerprint), offered to the hub with a print job. */
+    idempotencyFingerprint: string | null
     /** Stops renewing the claim of this request's key. */
     idempotencyHold: (() => void) | null
     idempotencySealing: Claim['sealing']
@@ -132,6 +134,7 @@ export const idempotencyPlugin = fp<IdempotencyOptions>(
   async (app, { storage, ttlHours, lockMs = 15_000, waitMs = 60_000 }) => {
     const ttlMs = ttlHours * 3600_000
     app.decorateRequest('idempotencyScope', null)
+    app.decorateRequest('idempotencyFingerprint', null)
     app.decorateRequest('idempotencySealing', null)
     app.decorateRequest('idempotencyHold', null)
     const holds = new Set<NodeJS.Timeout>()
@@ -164,6 +167,7 @@ export const idempotencyPlugin = fp<IdempotencyOptions>(
         switch (state.outcome) {
           case 'started':
             request.idempotencyScope = scope
+            request.idempotencyFingerprint = fingerprint
             request.idempotencySealing = sealing
             request.idempotencyHold = hold(scope)
             return

@@ -47,6 +47,12 @@ export const JOB_RULES = {
   requestExpiry: { from: UNSTARTED, when: 'no_cancel_requested' },
   /** The hub dropped the job before any byte of it reached the printer. */
   confirmCancel: { from: UNSTARTED, to: 'cancelled', when: 'cancel_requested' },
+  /**
+   * The job's hub dropped it unasked, before any byte of it reached the printer: a LAN job cancelled on the
+   * LAN, or an offer whose request the hub had taken on its LAN as another job (`duplicate_of`,
+   * docs/lan-printing.md). Applied only to a report of the job's own hub.
+   */
+  dropByHub: { from: UNSTARTED, to: 'cancelled' },
   /** No hub was ever offered the job: nothing can have printed it. */
   cancelUnoffered: { from: ['pending'], to: 'cancelled', when: 'never_offered' },
   expireUnoffered: { from: ['pending'], to: 'failed', when: 'never_offered' },
@@ -98,6 +104,7 @@ const LOG_MESSAGES: Record<JobEvent, string> = {
   requestCancel: 'print job cancel requested',
   requestExpiry: 'print job cancel requested',
   confirmCancel: 'print job cancelled',
+  dropByHub: 'print job cancelled',
   cancelUnoffered: 'print job cancelled',
   expireUnoffered: 'print job expired',
 }
@@ -220,7 +227,7 @@ export class JobLifecycle {
     printJobId: string,
     status: 'printing' | 'printed' | 'failed' | 'cancelled',
     at: string,
-    failure: { reason?: string; detail?: string } = {},
+    failure: { reason?: string; detail?: string; duplicateOf?: string; unasked?: boolean } = {},
     log = this.#log,
     hubId?: string,
   ): Promise<boolean> {
@@ -249,6 +256,17 @@ export class JobLifecycle {
           hubId,
         )
       case 'cancelled':
+        if ((failure.unasked || failure.duplicateOf !== undefined) && hubId !== undefined)
+          return this.apply(
+            printJobId,
+            'dropByHub',
+            {
+              completed_at: at,
+              ...(failure.duplicateOf !== undefined && { duplicate_of: failure.duplicateOf }),
+            },
+            log,
+            hubId,
+          )
         return this.apply(printJobId, 'confirmCancel', { completed_at: at }, log, hubId)
     }
   }

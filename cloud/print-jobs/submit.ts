@@ -59,6 +59,8 @@ export interface PrintJobSubmitter {
     options: PrintOptions,
     log?: JobLog,
     idempotency?: IdempotencyScope | null,
+    /** The request's fingerprint under that key, offered to the hub with the key (docs/lan-printing.md). */
+    fingerprint?: string | null,
   ): Promise<PrintJob>
 }
 
@@ -92,7 +94,7 @@ export function createPrintJobSubmitter(
       if (!document) unknown.push('document_id')
       throw unknownReferences(...unknown)
     },
-    async submit(accountId, printer, document, requested, log, idempotency) {
+    async submit(accountId, printer, document, requested, log, idempotency, fingerprint) {
       const options = resolveOptions(requested)
       checkPrintRoute(printer, document, options)
       const job: NewPrintJob = {
@@ -120,7 +122,12 @@ export function createPrintJobSubmitter(
           {
             capacity: queueCapacity,
             ...(idempotency && {
-              answer: { scope: idempotency, statusCode: 201, body: JSON.stringify(job) },
+              answer: {
+                scope: idempotency,
+                statusCode: 201,
+                body: JSON.stringify(job),
+                ...(fingerprint && { fingerprint }),
+              },
             }),
             // Offered as it is stored when its printer is online; otherwise when its hub connects.
             offered: listener.offersNewJobs && printer.online,
@@ -151,6 +158,10 @@ export function createPrintJobSubmitter(
         offered_at: entered.offered_at,
         cancel_requested_at: null,
         cancel_reason: null,
+        idempotency:
+          idempotency && fingerprint
+            ? { endpoint: idempotency.endpoint, key: idempotency.key, fingerprint }
+            : null,
       })
       return job
     },

@@ -93,6 +93,7 @@ export const printJobRoutes: FastifyPluginAsync<PrintJobRoutesOptions> = async (
       printOptionsOf(body),
       request.log,
       request.idempotencyScope,
+      request.idempotencyFingerprint,
     )
   const api = app.withTypeProvider<TypeBoxTypeProvider>()
   const writeConfig = { scopes: ['print_jobs:write' as const], idempotent: true }

@@ -557,4 +557,17 @@ export const MIGRATIONS: readonly Migration[] = [
       return { sqlite: tables + sqliteWebhookTriggers(), postgres: tables + postgresWebhookTriggers() }
     },
   },
+  {
+    version: 23,
+    name: "print jobs taken on a hub's LAN, and the Idempotency-Key each job was created with",
+    // docs/lan-printing.md. `origin`: 'cloud', or 'lan' for a job a hub took on its LAN API and reported
+    // (lan-job). `idempotency`: JSON {endpoint, key, fingerprint}, offered to the hub so that the same request
+    // sent on its LAN is answered with this job. `duplicate_of`: the LAN job that printed this job's request
+    // (the hub dropped this one).
+    sql: () => `
+      ALTER TABLE print_jobs ADD COLUMN origin TEXT NOT NULL DEFAULT 'cloud';
+      ALTER TABLE print_jobs ADD COLUMN idempotency TEXT;
+      ALTER TABLE print_jobs ADD COLUMN duplicate_of TEXT;
+    `,
+  },
 ]

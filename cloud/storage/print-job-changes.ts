@@ -25,6 +25,7 @@ const RECORDED_ONCE = [
   'offered_at',
   'cancel_requested_at',
   'cancel_reason',
+  'duplicate_of',
 ] as const
 
 const UNSTARTED: readonly PrintJobStatus[] = ['pending', 'reserved']

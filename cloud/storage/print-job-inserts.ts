@@ -11,6 +11,15 @@ export interface IdempotentAnswer {
   scope: IdempotencyScope
   statusCode: number
   body: string
+  /** The request's fingerprint: kept with the job (print_jobs.idempotency) and offered to its hub. */
+  fingerprint?: string
+}
+
+/** What a job keeps of its Idempotency-Key, for its hub (protocol: JobIdempotency). */
+export function jobIdempotency(answer: IdempotentAnswer | undefined): string | null {
+  if (answer?.fingerprint === undefined) return null
+  const { endpoint, key } = answer.scope
+  return JSON.stringify({ endpoint, key, fingerprint: answer.fingerprint })
 }
 
 /** What a new job is stored with beyond itself (PrintJobRepository.create). */
@@ -87,7 +96,7 @@ async function insertTogether(tx: Sql, items: readonly JobInsert[]): Promise<Job
     await tx.db
       .insertInto('print_jobs')
       .values(
-        rows.map(({ accountId, job, offeredAt }) => ({
+        rows.map(({ accountId, job, offeredAt, answer }) => ({
           print_job_id: job.print_job_id,
           account_id: accountId,
           document_id: job.document_id,
@@ -100,6 +109,7 @@ async function insertTogether(tx: Sql, items: readonly JobInsert[]): Promise<Job
           completed_at: job.completed_at,
           failure_reason: job.failure_reason,
           offered_at: offeredAt ?? null,
+          idempotency: jobIdempotency(answer),
         })),
       )
       .execute()

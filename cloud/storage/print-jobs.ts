@@ -1,8 +1,10 @@
 import { PRINT_JOB_STATUSES, type PrintJobStatus } from '../../protocol/enums.ts'
+import type { JobIdempotency, LanJob } from '../../protocol/hub-messages.ts'
 import type { PageOf } from '../../protocol/pagination.ts'
 import type { PrintJob, ResolvedPrintOptions } from '../../protocol/print-job.ts'
 import { batchedLookupAll } from './batched.ts'
 import type { Sql } from './engine.ts'
+import { type LanJobRecorded, lanJobRecorder } from './lan-jobs.ts'
 import { pageAfter } from './paging.ts'
 import { jobChanges } from './print-job-changes.ts'
 import { type JobCreated, type JobCreation, jobInserts } from './print-job-inserts.ts'
@@ -18,6 +20,8 @@ export interface DispatchableJob extends PrintJob, JobHandoff {
   printer_key: string | null
   sha256: string
   size_bytes: number
+  /** The Idempotency-Key it was created with, offered to its hub (docs/lan-printing.md). */
+  idempotency: JobIdempotency | null
 }
 
 /** What a lifecycle rule records; each timestamp and reason is recorded once (the first one stays). */
@@ -30,6 +34,8 @@ export interface StatusChange {
   offered_at?: string
   cancel_requested_at?: string
   cancel_reason?: string
+  /** The LAN job that printed this job's request (JOB_RULES.dropByHub). */
+  duplicate_of?: string
   /** Replaces the job's waiting reason (null clears it); a job that leaves pending and reserved has none. */
   waiting_reason?: string | null
 }
@@ -68,6 +74,8 @@ export interface AppliedChange {
 }
 
 export interface PrintJobRepository {
+  /** Records a job a hub took on its LAN, once (lan-jobs.ts). */
+  recordLanJob(agentId: string, job: LanJob): Promise<LanJobRecorded>
   /** A job of any account, with its hub; for the dispatcher, never for account clients. */
   dispatchable(printJobId: string): Promise<DispatchableJob | undefined>
   /** The agent's jobs that are still pending or reserved, oldest first (what a reconnecting hub is offered). */
@@ -194,6 +202,7 @@ export function createPrintJobRepository(sql: Sql): PrintJobRepository {
     offered_at: row.offered_at,
     cancel_requested_at: row.cancel_requested_at,
     cancel_reason: row.cancel_reason as JobHandoff['cancel_reason'],
+    idempotency: row.idempotency === null ? null : (JSON.parse(row.idempotency) as JobIdempotency),
   })
   // Every hub's connect asks for its unfinished jobs: a fleet reconnecting asks thousands within seconds.
   const unfinishedByAgent = batchedLookupAll(sql, {
@@ -212,6 +221,7 @@ export function createPrintJobRepository(sql: Sql): PrintJobRepository {
     },
     unfinishedForAgent: async (agentId) => (await unfinishedByAgent(agentId)).map(toDispatchable),
     apply: jobChanges(sql),
+    recordLanJob: lanJobRecorder(sql),
     async pendingSince(cutoff, limit) {
       const rows = await db
         .selectFrom('print_jobs as j')

@@ -139,6 +139,12 @@ export interface PrintJobsTable {
   cancel_reason: string | null
   waiting_reason: string | null
   failure_detail: string | null
+  /** 'cloud', or 'lan': taken on a hub's LAN API (docs/lan-printing.md). */
+  origin: Generated<'cloud' | 'lan'>
+  /** JSON {endpoint, key, fingerprint}: the Idempotency-Key the job was created with, if any. */
+  idempotency: Generated<string | null>
+  /** The LAN job that printed this job's request; the hub dropped this one. */
+  duplicate_of: Generated<string | null>
 }
 
 export interface IdempotencyKeysTable {

@@ -45,6 +45,27 @@ export const SPOOL_MIGRATIONS: readonly SpoolMigration[] = [
       );
     `,
   },
+  {
+    version: 2,
+    name: 'jobs taken on the LAN, and the Idempotency-Keys of every job',
+    // origin 'lan': taken on the hub's LAN API; `lan` holds what the cloud is told of it besides the offer.
+    // An older release ignores both and would report such a job's status as for a cloud job, which the cloud
+    // ignores for a job it does not know (the job stays as the LAN snapshot last said).
+    // `duplicate_of`: a cloud offer dropped because its key was taken on the LAN by that job.
+    sql: `
+      ALTER TABLE jobs ADD COLUMN origin TEXT NOT NULL DEFAULT 'cloud';
+      ALTER TABLE jobs ADD COLUMN lan TEXT;
+      ALTER TABLE jobs ADD COLUMN duplicate_of TEXT;
+      CREATE TABLE idempotency (
+        endpoint TEXT NOT NULL,
+        key TEXT NOT NULL,
+        fingerprint TEXT NOT NULL,
+        print_job_id TEXT NOT NULL,
+        at TEXT NOT NULL,
+        PRIMARY KEY (endpoint, key)
+      );
+    `,
+  },
 ]
 
 /** What opening the spool did: the version found, the version now, and whether a newer release wrote it. */

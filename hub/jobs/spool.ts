@@ -1,5 +1,5 @@
 import Database from 'better-sqlite3'
-import type { FailureReason, HubPayload, JobOffer } from '../../protocol/hub-messages.ts'
+import type { FailureReason, HubPayload, JobOffer, LanJob } from '../../protocol/hub-messages.ts'
 import { PROTOCOL_VERSION } from '../../protocol/hub-messages.ts'
 import type { WaitingReason } from '../../protocol/print-job.ts'
 import { migrateSpool, SPOOL_MIGRATIONS, type SpoolMigration, type SpoolVersion } from './spool-migrations.ts'
@@ -17,12 +17,26 @@ export interface SpooledJob {
   printer_key: string
   offer: JobOffer
   state: SpoolState
+  /** Where the job was taken: offered by the cloud, or on the hub's LAN API (docs/lan-printing.md). */
+  origin: 'cloud' | 'lan'
 }
+
+/** What the cloud is told of a LAN job besides its offer. */
+export type LanJobFacts = Pick<LanJob, 'client_id'> & Pick<LanJob['document'], 'mime_type' | 'filename'>
+
+/**
+ * What became of a job asked for on the LAN: taken (`created`), or the job its Idempotency-Key already names,
+ * taken on the LAN or offered by the cloud (`replayed`, the same request), or refused (`conflict`: the key was
+ * used with another request).
+ */
+export type LanAcceptance =
+  | { outcome: 'created' | 'replayed'; job: SpooledJob }
+  | { outcome: 'conflict'; job: SpooledJob }
 
 /** Why the cloud asked the hub to drop a job (protocol: `cancel_job`). */
 export type DropReason = 'cancelled' | 'expired'
 
-export type OutboxTopic = 'job-ack' | 'job-status' | 'job-waiting'
+export type OutboxTopic = 'job-ack' | 'job-status' | 'job-waiting' | 'lan-job'
 export interface OutboxMessage<T extends OutboxTopic = OutboxTopic> {
   seq: number
   topic: T
@@ -35,6 +49,14 @@ interface JobRow {
   offer: string
   state: SpoolState
   failure_reason: string | null
+  origin: 'cloud' | 'lan'
+  lan: string | null
+  duplicate_of: string | null
+}
+
+interface KeyRow {
+  fingerprint: string
+  print_job_id: string
 }
 
 const dropReport = (reason: DropReason) =>
@@ -47,7 +69,17 @@ const toJob = (row: JobRow): SpooledJob => ({
   printer_key: row.printer_key,
   offer: JSON.parse(row.offer) as JobOffer,
   state: row.state,
+  origin: row.origin,
 })
+
+/** The status the cloud shows for a spool state: a job in the spool is `reserved` until it starts. */
+const LAN_STATUS: Record<SpoolState, LanJob['status']> = {
+  queued: 'reserved',
+  printing: 'printing',
+  printed: 'printed',
+  failed: 'failed',
+  cancelled: 'cancelled',
+}
 
 export class Spool {
   readonly #db: Database.Database
@@ -69,8 +101,18 @@ export class Spool {
     this.#s = {
       find: db.prepare<[string], JobRow>('SELECT * FROM jobs WHERE print_job_id = ?'),
       insert: db.prepare(
-        `INSERT INTO jobs (print_job_id, printer_key, offer, state, created_at, updated_at, failure_reason)
-         VALUES (?, ?, ?, ?, ?, ?, ?)`,
+        `INSERT INTO jobs (print_job_id, printer_key, offer, state, created_at, updated_at, failure_reason,
+           origin, lan, duplicate_of)
+         VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+      ),
+      keyFind: db.prepare<[string, string], KeyRow>(
+        'SELECT fingerprint, print_job_id FROM idempotency WHERE endpoint = ? AND key = ?',
+      ),
+      keyInsert: db.prepare(
+        'INSERT INTO idempotency (endpoint, key, fingerprint, print_job_id, at) VALUES (?, ?, ?, ?, ?)',
+      ),
+      keyPrune: db.prepare(
+        'DELETE FROM idempotency WHERE at < ? AND print_job_id NOT IN (SELECT print_job_id FROM jobs)',
       ),
       droppedFind: db.prepare<[string], { reason: DropReason }>(
         'SELECT reason FROM dropped WHERE print_job_id = ?',
@@ -115,7 +157,15 @@ export class Spool {
       const isNew = !known
       if (!known) {
         const dropped = this.#s.droppedFind.get(offer.print_job_id)
-        const state: SpoolState = !dropped ? 'queued' : dropped.reason === 'expired' ? 'failed' : 'cancelled'
+        const duplicateOf = dropped ? undefined : this.#takenOnLan(offer)
+        const state: SpoolState =
+          duplicateOf !== undefined
+            ? 'cancelled'
+            : !dropped
+              ? 'queued'
+              : dropped.reason === 'expired'
+                ? 'failed'
+                : 'cancelled'
         const reason = dropped?.reason === 'expired' ? 'expired' : null
         this.#s.insert.run(
           offer.print_job_id,
@@ -125,6 +175,9 @@ export class Spool {
           offer.created_at,
           at,
           reason,
+          'cloud',
+          null,
+          duplicateOf ?? null,
         )
         known = this.#s.find.get(offer.print_job_id)!
       }
@@ -135,6 +188,59 @@ export class Spool {
       }
       return isNew
     })
+
+  /**
+   * Takes a job asked for on the LAN API (docs/lan-printing.md): its offer is made by the hub (the document is
+   * already in the hub's documents directory). With an Idempotency-Key, a key already taken on either path
+   * answers its job (the same request) or a conflict (another request), and nothing is queued; otherwise the
+   * job is queued and the cloud told of it (`lan-job`), in one transaction.
+   */
+  readonly acceptLan = (offer: JobOffer, facts: LanJobFacts, now = new Date()): LanAcceptance =>
+    this.#write((): LanAcceptance => {
+      const at = now.toISOString()
+      const key = offer.idempotency
+      const held = key && this.#s.keyFind.get(key.endpoint, key.key)
+      if (held) {
+        const job = this.#s.find.get(held.print_job_id)
+        if (job)
+          return { outcome: held.fingerprint === key.fingerprint ? 'replayed' : 'conflict', job: toJob(job) }
+      }
+      this.#s.insert.run(
+        offer.print_job_id,
+        offer.printer_key,
+        JSON.stringify(offer),
+        'queued',
+        offer.created_at,
+        at,
+        null,
+        'lan',
+        JSON.stringify(facts),
+        null,
+      )
+      if (key) this.#s.keyInsert.run(key.endpoint, key.key, key.fingerprint, offer.print_job_id, at)
+      const row = this.#s.find.get(offer.print_job_id)!
+      this.#pushLan(row, at)
+      return { outcome: 'created', job: toJob(row) }
+    })
+
+  /**
+   * A cloud offer whose Idempotency-Key a LAN job took for the same request: that job's id (the offer is then
+   * dropped, never printed). Otherwise the offer's key is recorded, so that the same request sent on the LAN
+   * is answered with this job. A key taken for another request (a client's mistake on two paths at once) does
+   * not stop the offer: the cloud took it and answered its client.
+   */
+  #takenOnLan(offer: JobOffer): string | undefined {
+    const key = offer.idempotency
+    if (!key) return undefined
+    const held = this.#s.keyFind.get(key.endpoint, key.key)
+    if (!held) {
+      this.#s.keyInsert.run(key.endpoint, key.key, key.fingerprint, offer.print_job_id, new Date().toISOString())
+      return undefined
+    }
+    return held.print_job_id !== offer.print_job_id && held.fingerprint === key.fingerprint
+      ? held.print_job_id
+      : undefined
+  }
 
   /**
    * The cloud asks to drop a job (protocol: `cancel_job`). A queued job is dropped: its bytes never reach the
@@ -161,10 +267,12 @@ export class Spool {
         const report = dropReport(reason)
         const reasonColumn = report.status === 'failed' ? report.failure_reason : null
         this.#s.move.run({ id: printJobId, from: 'queued', to: report.status, at, reason: reasonColumn })
-        this.#push('job-status', { v: PROTOCOL_VERSION, print_job_id: printJobId, at, ...report })
+        if (known.origin === 'lan') this.#pushLan(this.#s.find.get(printJobId)!, at)
+        else this.#push('job-status', { v: PROTOCOL_VERSION, print_job_id: printJobId, at, ...report })
         return report.status
       }
-      if (known.state === 'printing') {
+      if (known.origin === 'lan') this.#pushLan(known, at)
+      else if (known.state === 'printing') {
         this.#push('job-status', { v: PROTOCOL_VERSION, print_job_id: printJobId, status: 'printing', at })
       } else {
         this.#pushFinal(known, at)
@@ -258,7 +366,9 @@ export class Spool {
   /** Forgets finished jobs, and drop requests for jobs never received, older than `before`. */
   prune(before: Date): number {
     this.#s.droppedPrune.run(before.toISOString())
-    return this.#s.prune.run(before.toISOString()).changes
+    const pruned = this.#s.prune.run(before.toISOString()).changes
+    this.#s.keyPrune.run(before.toISOString())
+    return pruned
   }
 
   close(): void {
@@ -268,6 +378,10 @@ export class Spool {
   /** Sends a finished job's status again (the cloud asked about it, so it evidently missed it). */
   #pushFinal(job: JobRow, at: string): void {
     if (job.state !== 'printed' && job.state !== 'failed' && job.state !== 'cancelled') return
+    if (job.origin === 'lan') {
+      this.#pushLan(job, at)
+      return
+    }
     this.#push('job-status', {
       v: PROTOCOL_VERSION,
       print_job_id: job.print_job_id,
@@ -275,6 +389,36 @@ export class Spool {
       at,
       ...(job.state === 'failed' &&
         job.failure_reason && { failure_reason: job.failure_reason as FailureReason }),
+      ...(job.state === 'cancelled' && job.duplicate_of !== null && { duplicate_of: job.duplicate_of }),
+    })
+  }
+
+  /** A LAN job as it is now, whole (protocol: `lan-job`). */
+  #pushLan(job: JobRow, at: string, detail?: string): void {
+    const offer = JSON.parse(job.offer) as JobOffer
+    const facts = JSON.parse(job.lan ?? '{}') as LanJobFacts
+    this.#push('lan-job', {
+      v: PROTOCOL_VERSION,
+      print_job_id: job.print_job_id,
+      printer_id: offer.printer_id,
+      document: {
+        document_id: offer.document.document_id,
+        sha256: offer.document.sha256,
+        size_bytes: offer.document.size_bytes,
+        format: offer.document.format,
+        raw_language: offer.document.raw_language,
+        mime_type: facts.mime_type,
+        filename: facts.filename,
+      },
+      options: offer.options,
+      created_at: offer.created_at,
+      client_id: facts.client_id,
+      ...(offer.idempotency && { idempotency: offer.idempotency }),
+      status: LAN_STATUS[job.state],
+      at,
+      ...(job.state === 'failed' &&
+        job.failure_reason && { failure_reason: job.failure_reason as FailureReason }),
+      ...(detail !== undefined && { detail }),
     })
   }
 
@@ -294,7 +438,9 @@ export class Spool {
       const at = now.toISOString()
       const reason = report.status === 'failed' ? (report.failure_reason ?? null) : null
       if (this.#s.move.run({ id, from, to, at, reason }).changes !== 1) return false
-      this.#push('job-status', { v: PROTOCOL_VERSION, print_job_id: id, at, ...report })
+      const job = this.#s.find.get(id)!
+      if (job.origin === 'lan') this.#pushLan(job, at, 'detail' in report ? report.detail : undefined)
+      else this.#push('job-status', { v: PROTOCOL_VERSION, print_job_id: id, at, ...report })
       return true
     })
   }

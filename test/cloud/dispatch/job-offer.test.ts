@@ -46,10 +46,17 @@ function job(format: 'pdf' | 'raw'): DispatchableJob {
     offered_at: null,
     cancel_requested_at: null,
     cancel_reason: null,
+    idempotency: null,
   }
 }
 
 describe('jobOffer', () => {
+  it('offers the Idempotency-Key the job was created with, and none for a job created without one', () => {
+    const key = { endpoint: '/api/v1/print-jobs/from-base64', key: 'order-1042', fingerprint: 'f'.repeat(64) }
+    expect(jobOffer({ ...job('raw'), idempotency: key }, 'https://print.example', 60).idempotency).toEqual(key)
+    expect(jobOffer(job('raw'), 'https://print.example', 60)).not.toHaveProperty('idempotency')
+  })
+
   it('offers a PDF job with every option as asked', () => {
     expect(jobOffer(job('pdf'), 'https://print.example', 60).options).toEqual(ASKED)
   })

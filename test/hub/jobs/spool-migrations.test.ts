@@ -6,11 +6,15 @@ import { SPOOL_MIGRATIONS, type SpoolMigration } from '../../../hub/jobs/spool-m
 import { tempDir } from '../../helpers/temp-dir.ts'
 import { offer, SPOOL_PRINTER as PRINTER } from './job-offers.ts'
 
+/** This release's spool version, and the next release's. */
+const LATEST = SPOOL_MIGRATIONS.at(-1)?.version ?? 0
+const NEXT = LATEST + 1
+
 /** What a later release might add: a column with a default and a table (additive, as the rules say). */
 const NEXT_RELEASE: SpoolMigration[] = [
   ...SPOOL_MIGRATIONS,
   {
-    version: 2,
+    version: NEXT,
     name: 'job priority and printer notes',
     sql: `
       ALTER TABLE jobs ADD COLUMN priority INTEGER NOT NULL DEFAULT 0;
@@ -56,12 +60,12 @@ describe('spool migrations (real SQLite files)', () => {
 
   it('a new spool gets every migration and records the version', () => {
     const spool = spoolOf()
-    expect(spool.version).toEqual({ found: 0, now: 1, newer: false })
+    expect(spool.version).toEqual({ found: 0, now: LATEST, newer: false })
     spool.close()
-    expect(userVersion()).toBe(1)
+    expect(userVersion()).toBe(LATEST)
   })
 
-  it('a spool from before migrations is adopted as version 1 with its jobs', () => {
+  it('a spool from before migrations is adopted and migrated with its jobs', () => {
     const db = new Database(file)
     db.exec(UNVERSIONED_SCHEMA)
     db.prepare(`INSERT INTO jobs VALUES (?, ?, ?, 'queued', ?, ?, NULL)`).run(
@@ -73,7 +77,7 @@ describe('spool migrations (real SQLite files)', () => {
     )
     db.close()
     const spool = spoolOf()
-    expect(spool.version).toEqual({ found: 0, now: 1, newer: false })
+    expect(spool.version).toEqual({ found: 0, now: LATEST, newer: false })
     expect(spool.next(PRINTER)?.print_job_id).toBe(offer(1).print_job_id)
   })
 
@@ -82,10 +86,10 @@ describe('spool migrations (real SQLite files)', () => {
     old.accept(offer(1))
     old.close()
     const next = spoolOf(NEXT_RELEASE)
-    expect(next.version).toEqual({ found: 1, now: 2, newer: false })
+    expect(next.version).toEqual({ found: LATEST, now: NEXT, newer: false })
     expect(next.next(PRINTER)?.print_job_id).toBe(offer(1).print_job_id)
     next.close()
-    expect(userVersion()).toBe(2)
+    expect(userVersion()).toBe(NEXT)
   })
 
   it('after a rollback the older release reads and writes the newer spool, which stays newer', () => {
@@ -94,7 +98,7 @@ describe('spool migrations (real SQLite files)', () => {
     next.close()
     // The previous release (this one's migrations) opens what the newer one left.
     const rolledBack = spoolOf()
-    expect(rolledBack.version).toEqual({ found: 2, now: 2, newer: true })
+    expect(rolledBack.version).toEqual({ found: NEXT, now: NEXT, newer: true })
     expect(rolledBack.next(PRINTER)?.print_job_id).toBe(offer(1).print_job_id)
     expect(rolledBack.accept(offer(2))).toBe(true)
     expect(rolledBack.startPrinting(offer(1).print_job_id)).toBe(true)
@@ -106,10 +110,10 @@ describe('spool migrations (real SQLite files)', () => {
       'job-status',
     ])
     rolledBack.close()
-    expect(userVersion()).toBe(2)
+    expect(userVersion()).toBe(NEXT)
     // Updated again: nothing is migrated twice, and the older release's insert took the newer column's default.
     const again = spoolOf(NEXT_RELEASE)
-    expect(again.version).toEqual({ found: 2, now: 2, newer: false })
+    expect(again.version).toEqual({ found: NEXT, now: NEXT, newer: false })
     again.close()
     const db = new Database(file, { readonly: true })
     const rows = db.prepare('SELECT print_job_id, state, priority FROM jobs ORDER BY print_job_id').all()
@@ -125,13 +129,13 @@ describe('spool migrations (real SQLite files)', () => {
     const broken: SpoolMigration[] = [
       ...SPOOL_MIGRATIONS,
       {
-        version: 2,
+        version: NEXT,
         name: 'broken',
         sql: 'CREATE TABLE extra (x TEXT); ALTER TABLE missing ADD COLUMN y TEXT;',
       },
     ]
     expect(() => new Spool(file, broken)).toThrow(/no such table: missing/)
-    expect(userVersion()).toBe(1)
+    expect(userVersion()).toBe(LATEST)
     const db = new Database(file, { readonly: true })
     const tables = db.prepare(`SELECT name FROM sqlite_master WHERE type = 'table' AND name = 'extra'`).all()
     db.close()

@@ -234,7 +234,13 @@ export class Spool {
     if (!key) return undefined
     const held = this.#s.keyFind.get(key.endpoint, key.key)
     if (!held) {
-      this.#s.keyInsert.run(key.endpoint, key.key, key.fingerprint, offer.print_job_id, new Date().toISOString())
+      this.#s.keyInsert.run(
+        key.endpoint,
+        key.key,
+        key.fingerprint,
+        offer.print_job_id,
+        new Date().toISOString(),
+      )
       return undefined
     }
     return held.print_job_id !== offer.print_job_id && held.fingerprint === key.fingerprint

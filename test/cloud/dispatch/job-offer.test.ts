@@ -53,7 +53,9 @@ function job(format: 'pdf' | 'raw'): DispatchableJob {
 describe('jobOffer', () => {
   it('offers the Idempotency-Key the job was created with, and none for a job created without one', () => {
     const key = { endpoint: '/api/v1/print-jobs/from-base64', key: 'order-1042', fingerprint: 'f'.repeat(64) }
-    expect(jobOffer({ ...job('raw'), idempotency: key }, 'https://print.example', 60).idempotency).toEqual(key)
+    expect(jobOffer({ ...job('raw'), idempotency: key }, 'https://print.example', 60).idempotency).toEqual(
+      key,
+    )
     expect(jobOffer(job('raw'), 'https://print.example', 60)).not.toHaveProperty('idempotency')
   })
 

@@ -1,7 +1,7 @@
 import path from 'node:path'
 import { afterEach, beforeEach, describe, expect, it } from 'vitest'
-import type { JobIdempotency, JobOffer } from '../../../protocol/hub-messages.ts'
 import { type LanJobFacts, Spool } from '../../../hub/jobs/spool.ts'
+import type { JobIdempotency, JobOffer } from '../../../protocol/hub-messages.ts'
 import { tempDir } from '../../helpers/temp-dir.ts'
 import { offer, SPOOL_PRINTER } from './job-offers.ts'
 

@@ -9,7 +9,7 @@ const Dpi = Type.Integer({ minimum: 72, maximum: 2400 })
 const MmRange = Type.Object({ min: Type.Number({ minimum: 0 }), max: Type.Number({ minimum: 0 }) })
 
 /**
- * What a printer can take; reported by its hub, checked at job creation (cloud/print-jobs/route-check.ts:
+ * What a printer can take; reported by its hub, checked at job creation (print-api/route-check.ts:
  * formats and languages are its route, 409; options beyond the rest are fields, 422). Fields added after the
  * first hubs are optional, so a hub that does not report them keeps working.
  */

@@ -1,5 +1,5 @@
 import type { FastifyBaseLogger, FastifyRequest } from 'fastify'
-import { ApiError } from '../errors.ts'
+import { ApiError } from '../../print-api/api-error.ts'
 
 /**
  * When an external broker (MQTT_URL) authenticates hubs, the cloud gives each hub its broker client while it

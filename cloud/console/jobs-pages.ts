@@ -1,6 +1,6 @@
 import type { FastifyPluginAsync, FastifyReply, FastifyRequest } from 'fastify'
+import { isApiError } from '../../print-api/api-error.ts'
 import type { PrintJobStatus } from '../../protocol/enums.ts'
-import { isApiError } from '../errors.ts'
 import { cancelPrintJob, notCancellable } from '../print-jobs/cancel.ts'
 import { JobLifecycle } from '../print-jobs/lifecycle.ts'
 import type { PrintJobDetails } from '../storage/print-jobs.ts'

@@ -1,6 +1,6 @@
 import type { FastifyPluginAsync, FastifyReply, FastifyRequest } from 'fastify'
+import { isApiError } from '../../print-api/api-error.ts'
 import type { Printer } from '../../protocol/printer.ts'
-import { isApiError } from '../errors.ts'
 import type { JobPrinter } from '../storage/printers.ts'
 import { isUuid } from '../uuid.ts'
 import type { ConsoleOptions } from './console-context.ts'

@@ -1,4 +1,5 @@
 import type { FastifyPluginAsync, FastifyReply, FastifyRequest } from 'fastify'
+import { type ApiError, isApiError } from '../../print-api/api-error.ts'
 import {
   WEBHOOK_EVENT_TYPES,
   WEBHOOK_LIMITS,
@@ -8,7 +9,6 @@ import {
   type WebhookEndpointWithSecret,
   type WebhookEventType,
 } from '../../protocol/webhooks.ts'
-import { type ApiError, isApiError } from '../errors.ts'
 import { isUuid } from '../uuid.ts'
 import type { ConsoleOptions } from './console-context.ts'
 import { field } from './form-fields.ts'

@@ -1,18 +1,10 @@
 import { randomUUID } from 'node:crypto'
+import { ApiError } from '../../print-api/api-error.ts'
+import { checkDocumentBytes, type DeclaredDocument } from '../../print-api/documents/document-checks.ts'
+import type { PdfInspector } from '../../print-api/documents/pdf-inspection.ts'
 import type { Document } from '../../protocol/document.ts'
-import type { DocumentFormat, RawLanguage } from '../../protocol/enums.ts'
-import { ApiError } from '../errors.ts'
 import type { BlobStore } from '../storage/blob-store.ts'
 import type { Storage } from '../storage/storage.ts'
-import type { PdfInspector } from './pdf-inspection.ts'
-import { inspectRaw } from './raw-inspection/index.ts'
-import { resolveDocumentType } from './sniff.ts'
-
-export interface DeclaredDocument {
-  format?: DocumentFormat | null
-  rawLanguage?: RawLanguage | null
-  filename?: string | null
-}
 
 /** Every way in (upload, URL, Base64) ends here: size, type, security inspection, then storage. */
 export interface DocumentIntake {
@@ -26,12 +18,6 @@ export interface DocumentIntakeOptions {
   maxDocumentBytes: number
   /** Bytes of an account's retained documents (ACCOUNT_STORAGE_QUOTA_BYTES). */
   storageQuotaBytes: number
-}
-
-export function tooLarge(limitBytes: number): ApiError {
-  return new ApiError('document_too_large', `The document exceeds ${limitBytes} bytes.`, {
-    limit_bytes: limitBytes,
-  })
 }
 
 function quotaExceeded(quotaBytes: number, usedBytes: number, documentBytes: number): ApiError {
@@ -55,15 +41,9 @@ export function createDocumentIntake({
   }
   return {
     async ingest(accountId, bytes, declared) {
-      if (bytes.length > maxDocumentBytes) throw tooLarge(maxDocumentBytes)
-      if (bytes.length === 0) {
-        throw new ApiError('validation_failed', 'The document is empty.', {
-          fields: [{ field: 'document', message: 'must not be empty' }],
-        })
-      }
-      await checkQuota(accountId, bytes.length)
-      const type = resolveDocumentType(bytes, { format: declared.format, rawLanguage: declared.rawLanguage })
-      if (type.format === 'raw' && type.rawLanguage) inspectRaw(bytes, type.rawLanguage)
+      const type = await checkDocumentBytes(bytes, declared, maxDocumentBytes, () =>
+        checkQuota(accountId, bytes.length),
+      )
       let sha256: string
       if (type.format === 'pdf') {
         // Ghostscript reads a file: stage the bytes, inspect them, and keep them only if they pass.

@@ -1,4 +1,4 @@
-import type { ApiError } from '../errors.ts'
+import type { ApiError } from '../../print-api/api-error.ts'
 
 /**
  * A promise settled by `start` or, first, by `signal`: then `cancel` runs and the promise rejects with the

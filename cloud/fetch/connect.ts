@@ -1,6 +1,6 @@
 import { isIP } from 'node:net'
 import { checkServerIdentity, rootCertificates, type TLSSocket, connect as tlsConnect } from 'node:tls'
-import { isApiError } from '../errors.ts'
+import { isApiError } from '../../print-api/api-error.ts'
 import { abortable, deadline } from './abortable.ts'
 import { resolveHostAddresses } from './dns-resolver.ts'
 import { errorCode, fetchFailed, socketFailed, tlsFailed } from './failures.ts'

@@ -1,4 +1,4 @@
-import { ApiError } from '../errors.ts'
+import { ApiError } from '../../print-api/api-error.ts'
 
 // The fetcher's errors, each with a stable `details.reason`.
 

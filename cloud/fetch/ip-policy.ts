@@ -1,5 +1,5 @@
 import { isIPv4, isIPv6 } from 'node:net'
-import { ApiError } from '../errors.ts'
+import { ApiError } from '../../print-api/api-error.ts'
 
 /**
  * Which IP addresses the document fetcher may connect to. Deny by default: an address is public only when no

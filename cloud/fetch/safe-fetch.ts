@@ -1,7 +1,7 @@
 import type { IncomingMessage } from 'node:http'
 import { request } from 'node:https'
 import type { TLSSocket } from 'node:tls'
-import { ApiError, isApiError } from '../errors.ts'
+import { ApiError, isApiError } from '../../print-api/api-error.ts'
 import { abortable, deadline } from './abortable.ts'
 import { type ConnectTarget, openConnection } from './connect.ts'
 import { fetchFailed, notAllowed, socketFailed, tooLarge } from './failures.ts'

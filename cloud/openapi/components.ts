@@ -46,7 +46,7 @@ export function typeEnums(node: unknown): void {
 }
 
 /**
- * The characters of Base64 text the service decodes (cloud/documents/base64.ts): the RFC 4648 §4 alphabet and
+ * The characters of Base64 text the service decodes (print-api/documents/base64.ts): the RFC 4648 §4 alphabet and
  * line breaks, then at most two `=` (line breaks may follow each). The decoder also checks the groups of four;
  * this pattern is the part a client can check cheaply: only character classes repeat, so it runs in linear time
  * without a backtracking stack on a document of many MiB.

@@ -1,5 +1,5 @@
+import { ApiError } from '../../print-api/api-error.ts'
 import type { AgentEnrollment, IssuedAgentEnrollment } from '../../protocol/partner.ts'
-import { ApiError } from '../errors.ts'
 import { createEnrollment } from '../onboarding/new-enrollment.ts'
 import type { Enrollment } from '../storage/enrollments.ts'
 import type { Storage } from '../storage/storage.ts'

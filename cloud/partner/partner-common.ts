@@ -1,5 +1,5 @@
 import { Type } from 'typebox'
-import { ApiError } from '../errors.ts'
+import { ApiError } from '../../print-api/api-error.ts'
 
 /** Spec (Partner management): answers that carry secrets are never stored by any cache. */
 export const PRIVATE_NO_STORE = 'private, no-store'

@@ -1,7 +1,7 @@
 import { Transform } from 'node:stream'
 import type { FastifyRequest } from 'fastify'
 import fp from 'fastify-plugin'
-import { ApiError } from '../errors.ts'
+import { ApiError } from '../../print-api/api-error.ts'
 
 declare module 'fastify' {
   interface FastifyInstance {

@@ -1,8 +1,8 @@
-import { createHash } from 'node:crypto'
 import { setTimeout as sleep } from 'node:timers/promises'
 import type { FastifyReply, FastifyRequest } from 'fastify'
 import fp from 'fastify-plugin'
-import { ApiError } from '../errors.ts'
+import { ApiError } from '../../print-api/api-error.ts'
+import { requestFingerprint } from '../../print-api/request-fingerprint.ts'
 import { idempotencyKeyDigest, seal, unseal } from '../partner/sealed-replay.ts'
 import type { IdempotencyScope } from '../storage/idempotency.ts'
 import type { Storage } from '../storage/storage.ts'
@@ -54,26 +54,6 @@ export interface IdempotencyOptions {
   lockMs?: number
   /** How long a concurrent duplicate waits for the first request to finish before answering 409. */
   waitMs?: number
-}
-
-/** Sorted-key JSON, so that the same request sent with its fields in another order has the same fingerprint. */
-function canonical(value: unknown): string {
-  if (Array.isArray(value)) return `[${value.map(canonical).join(',')}]`
-  if (value !== null && typeof value === 'object') {
-    const entries = Object.entries(value as Record<string, unknown>).sort(([a], [b]) => (a < b ? -1 : 1))
-    return `{${entries.map(([k, v]) => `${JSON.stringify(k)}:${canonical(v)}`).join(',')}}`
-  }
-  return JSON.stringify(value) ?? 'null'
-}
-
-export function requestFingerprint(request: FastifyRequest): string {
-  // Path parameters are part of the request (the same body sent to two accounts is two requests); a route
-  // without any keeps the fingerprint it always had.
-  const params = request.params as Record<string, unknown> | undefined
-  const where = params && Object.keys(params).length > 0 ? ` ${canonical(params)}` : ''
-  return createHash('sha256')
-    .update(`${request.method} ${request.routeOptions.url}${where}\n${canonical(request.body ?? null)}`)
-    .digest('hex')
 }
 
 interface Claim {

@@ -2,7 +2,7 @@ import rateLimit from '@fastify/rate-limit'
 import type { FastifyBaseLogger, FastifyReply, FastifyRequest } from 'fastify'
 import fp from 'fastify-plugin'
 import { Redis } from 'ioredis'
-import { ApiError } from '../errors.ts'
+import { ApiError } from '../../print-api/api-error.ts'
 import { quotaAddress } from './quota-address.ts'
 
 export interface RateLimitQuotas {

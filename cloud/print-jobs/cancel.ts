@@ -1,6 +1,6 @@
+import { ApiError } from '../../print-api/api-error.ts'
 import type { PrintJobStatus } from '../../protocol/enums.ts'
 import type { PrintJob } from '../../protocol/print-job.ts'
-import { ApiError } from '../errors.ts'
 import type { PrintJobRepository } from '../storage/print-jobs.ts'
 import type { JobEvents } from './job-events.ts'
 import type { JobLifecycle, JobLog } from './lifecycle.ts'

@@ -1,24 +1,14 @@
 import { randomUUID } from 'node:crypto'
+import { ApiError } from '../../print-api/api-error.ts'
+import { checkPrintRoute, resolveOptions } from '../../print-api/route-check.ts'
 import type { Document } from '../../protocol/document.ts'
-import {
-  PRINT_OPTION_DEFAULTS,
-  type PrintJob,
-  type PrintOptions,
-  printOptionsOf,
-  type ResolvedPrintOptions,
-} from '../../protocol/print-job.ts'
-import { ApiError } from '../errors.ts'
+import type { PrintJob, PrintOptions } from '../../protocol/print-job.ts'
 import { isDocumentPurgedError } from '../storage/documents.ts'
 import type { IdempotencyScope } from '../storage/idempotency.ts'
 import type { JobPrinter } from '../storage/printers.ts'
 import type { Storage } from '../storage/storage.ts'
 import type { NewJobListener } from './job-events.ts'
 import { JOB_ENTRY, type JobEntered, JobLifecycle, type JobLog, type NewPrintJob } from './lifecycle.ts'
-import { checkPrintRoute } from './route-check.ts'
-
-export function resolveOptions(options: PrintOptions): ResolvedPrintOptions {
-  return { ...PRINT_OPTION_DEFAULTS, ...printOptionsOf(options) }
-}
 
 type Reference = 'printer_id' | 'document_id'
 const REFERENCED: Record<Reference, string> = { printer_id: 'printer', document_id: 'document' }

@@ -1,6 +1,7 @@
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox'
 import type { FastifyPluginAsync, FastifyRequest } from 'fastify'
 import { Type } from 'typebox'
+import { ApiError } from '../../print-api/api-error.ts'
 import { ConnectionInfo, EnrollRequest, EnrollResponse } from '../../protocol/agent-api.ts'
 import { ErrorBody } from '../../protocol/errors.ts'
 import { ContentSha256, NoStore } from '../../protocol/http-headers.ts'
@@ -10,7 +11,6 @@ import {
   provisionConnectingHub,
   provisionEnrolledHub,
 } from '../broker/hub-provisioning.ts'
-import { ApiError } from '../errors.ts'
 import { binaryResponse, jsonResponse } from '../openapi/responses.ts'
 import { hubOf } from '../plugins/authentication.ts'
 import type { BlobStore } from '../storage/blob-store.ts'

@@ -1,6 +1,6 @@
 import type { FastifyPluginAsync } from 'fastify'
-import { ApiError } from '../errors.ts'
-import { sendError } from '../plugins/error-handler.ts'
+import { ApiError } from '../../print-api/api-error.ts'
+import { sendError } from '../../print-api/error-handler.ts'
 
 /** What this node needs to serve, by name (`database`, `broker`): each answers whether it is ready now. */
 export type ReadinessChecks = Record<string, () => boolean | Promise<boolean>>

@@ -1,4 +1,4 @@
-import { ApiError } from '../errors.ts'
+import { ApiError } from '../../print-api/api-error.ts'
 
 /** A cursor must be the id of an item the caller listed before; anything else is a 422 (spec: pagination). */
 export function unknownCursor(): never {

@@ -1,11 +1,11 @@
 import formbody from '@fastify/formbody'
 import type { FastifyPluginAsync, FastifyRequest } from 'fastify'
+import { ApiError } from '../../print-api/api-error.ts'
 import { SCOPES, type Scope } from '../../protocol/enums.ts'
 import { ErrorBody } from '../../protocol/errors.ts'
 import { NoStore, PragmaNoCache } from '../../protocol/http-headers.ts'
 import { TokenRequest, TokenResponse } from '../../protocol/oauth.ts'
 import { generateSecret, hashSecret, secretMatches } from '../auth/secrets.ts'
-import { ApiError } from '../errors.ts'
 import { jsonResponse } from '../openapi/responses.ts'
 import type { Storage } from '../storage/storage.ts'
 

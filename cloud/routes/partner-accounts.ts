@@ -1,6 +1,7 @@
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox'
 import type { FastifyPluginAsync } from 'fastify'
 import { Type } from 'typebox'
+import { ApiError } from '../../print-api/api-error.ts'
 import { ErrorBody } from '../../protocol/errors.ts'
 import { ListQuery, Page } from '../../protocol/pagination.ts'
 import {
@@ -11,7 +12,6 @@ import {
   PartnerIdempotencyKey,
   ProvisionedManagedAccount,
 } from '../../protocol/partner.ts'
-import { ApiError } from '../errors.ts'
 import { jsonResponse } from '../openapi/responses.ts'
 import { checkReturnUri, issueEnrollment, type OnboardingSettings } from '../partner/onboarding.ts'
 import { managedAccountNotFound, PRIVATE_NO_STORE, PrivateNoStore } from '../partner/partner-common.ts'

@@ -1,6 +1,7 @@
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox'
 import type { FastifyPluginAsync } from 'fastify'
 import { Type } from 'typebox'
+import { ApiError } from '../../print-api/api-error.ts'
 import { ErrorBody } from '../../protocol/errors.ts'
 import { ListQuery, Page } from '../../protocol/pagination.ts'
 import {
@@ -9,7 +10,6 @@ import {
   IssuedAgentEnrollment,
   PartnerIdempotencyKey,
 } from '../../protocol/partner.ts'
-import { ApiError } from '../errors.ts'
 import { jsonResponse } from '../openapi/responses.ts'
 import { agentEnrollmentView, checkReturnUri, issueEnrollment } from '../partner/onboarding.ts'
 import { managedAccountNotFound, PRIVATE_NO_STORE, PrivateNoStore } from '../partner/partner-common.ts'

@@ -1,6 +1,8 @@
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox'
 import type { FastifyPluginAsync, FastifyRequest } from 'fastify'
 import { Type } from 'typebox'
+import { ApiError } from '../../print-api/api-error.ts'
+import { decodeDocumentBase64 } from '../../print-api/documents/base64.ts'
 import type { Document } from '../../protocol/document.ts'
 import { ErrorBody } from '../../protocol/errors.ts'
 import { Page } from '../../protocol/pagination.ts'
@@ -14,9 +16,7 @@ import {
   type PrintOptions,
   printOptionsOf,
 } from '../../protocol/print-job.ts'
-import { decodeDocumentBase64 } from '../documents/base64.ts'
 import type { DocumentIntake } from '../documents/intake.ts'
-import { ApiError } from '../errors.ts'
 import { fetchPublicDocument, type SafeFetchOptions } from '../fetch/safe-fetch.ts'
 import { parseDocumentUrl } from '../fetch/url-policy.ts'
 import { jsonResponse } from '../openapi/responses.ts'

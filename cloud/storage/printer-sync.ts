@@ -1,5 +1,5 @@
 import type { HubPrinter } from '../../protocol/hub-messages.ts'
-import { printerIdFor } from '../auth/stable-id.ts'
+import { printerIdFor } from '../../protocol/printer-id.ts'
 import { batchedOn, groupsOfWeight, padded, powersOfTwo } from './batched.ts'
 import type { Sql } from './engine.ts'
 import { HUB_REPORT_LINGER } from './hub-reports.ts'

@@ -1,4 +1,5 @@
 import { randomUUID } from 'node:crypto'
+import { ApiError, isApiError } from '../../print-api/api-error.ts'
 import type {
   CreateWebhookEndpointBody,
   RotateWebhookSecretBody,
@@ -8,7 +9,6 @@ import type {
   WebhookEndpointWithSecret,
 } from '../../protocol/webhooks.ts'
 import { WEBHOOK_LIMITS } from '../../protocol/webhooks.ts'
-import { ApiError, isApiError } from '../errors.ts'
 import { parseDocumentUrl } from '../fetch/url-policy.ts'
 import type { WebhookRepository } from '../storage/webhooks.ts'
 import { newWebhookSecret, type WebhookSecretBox } from './secret-box.ts'

@@ -1,6 +1,6 @@
 import type { ClientRequest, IncomingMessage } from 'node:http'
 import { type RequestOptions, request } from 'node:https'
-import { isApiError } from '../errors.ts'
+import { isApiError } from '../../print-api/api-error.ts'
 import { abortable, deadline } from '../fetch/abortable.ts'
 import { resolveHostAddresses } from '../fetch/dns-resolver.ts'
 import { fetchFailed } from '../fetch/failures.ts'

@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto'
 import { sql } from 'kysely'
-import { resolveOptions } from '../../cloud/print-jobs/submit.ts'
+import { resolveOptions } from '../../print-api/route-check.ts'
 import { type OpenDatabase, openDatabase } from '../../cloud/storage/database.ts'
 import {
   databaseLocation,

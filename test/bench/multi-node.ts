@@ -1,6 +1,6 @@
 import { execFileSync } from 'node:child_process'
 import { readdirSync } from 'node:fs'
-import { printerIdFor } from '../../cloud/auth/stable-id.ts'
+import { printerIdFor } from '../../protocol/printer-id.ts'
 import { hubKeepaliveSeconds } from '../../hub/session/mqtt-session.ts'
 import type { HubPrinter } from '../../protocol/hub-messages.ts'
 import { RECEIPT_PRINTER } from '../cloud/test-cloud.ts'

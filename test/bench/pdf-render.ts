@@ -4,7 +4,7 @@ import { mkdtemp, rm, stat, writeFile } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { promisify } from 'node:util'
-import { ghostscriptArgs as cloudInspectionArgs } from '../../cloud/documents/pdf-inspection.ts'
+import { ghostscriptArgs as cloudInspectionArgs } from '../../print-api/documents/pdf-inspection.ts'
 import type { IppPrinterDescription } from '../../hub/ipp/printer-description.ts'
 import { pwgRasterArgs } from '../../hub/ipp/pwg-raster-args.ts'
 import { printPdf } from '../../hub/jobs/print-pdf.ts'
@@ -541,7 +541,7 @@ async function endToEnd(pdf: Buffer, dir: string): Promise<EndToEndFigures> {
     } finally {
       ends.close()
     }
-    // Part of POST → 201: the cloud runs Ghostscript on every PDF it takes (cloud/documents/pdf-inspection.ts).
+    // Part of POST → 201: the cloud runs Ghostscript on every PDF it takes (print-api/documents/pdf-inspection.ts).
     const file = join(dir, 'inspected-label.pdf')
     await writeFile(file, pdf)
     const [inspection] = await interleaved([() => bareGs(cloudInspectionArgs(file))])

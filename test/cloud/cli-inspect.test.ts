@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { resolveOptions } from '../../cloud/print-jobs/submit.ts'
+import { resolveOptions } from '../../print-api/route-check.ts'
 import { openStorage } from '../../cloud/storage/storage.ts'
 import { cloudCli } from '../helpers/cli.ts'
 import { tempDir } from '../helpers/temp-dir.ts'

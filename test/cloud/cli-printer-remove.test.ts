@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { printerIdFor } from '../../cloud/auth/stable-id.ts'
+import { printerIdFor } from '../../protocol/printer-id.ts'
 import type { HubPrinter } from '../../protocol/hub-messages.ts'
 import { cloudCli } from '../helpers/cli.ts'
 import {

@@ -1,7 +1,7 @@
 import type { MqttClient } from 'mqtt'
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest'
 import { hashSecret } from '../../cloud/auth/secrets.ts'
-import { printerIdFor } from '../../cloud/auth/stable-id.ts'
+import { printerIdFor } from '../../protocol/printer-id.ts'
 import type { HubPrinter } from '../../protocol/hub-messages.ts'
 import type { PrintJob } from '../../protocol/print-job.ts'
 import { connectHub, enroll, seedAccount, startFullCloud } from './hub-link.ts'

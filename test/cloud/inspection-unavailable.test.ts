@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { createPdfInspector } from '../../cloud/documents/pdf-inspection.ts'
+import { createPdfInspector } from '../../print-api/documents/pdf-inspection.ts'
 import { makePdf } from '../helpers/pdf.ts'
 import { startTestCloud, type TestAccount, type TestCloud } from './test-cloud.ts'
 

@@ -1,7 +1,7 @@
 import { writeFile } from 'node:fs/promises'
 import path from 'node:path'
 import { afterAll, beforeAll, expect, it } from 'vitest'
-import { createPdfInspector } from '../../cloud/documents/pdf-inspection.ts'
+import { createPdfInspector } from '../../print-api/documents/pdf-inspection.ts'
 import { type Bitmap, createBitmap, isBlack, setBlack } from '../../hub/languages/bitmap.ts'
 import { encodeCpclRaster } from '../../hub/languages/cpcl.ts'
 import { encodeEscposRaster } from '../../hub/languages/escpos.ts'

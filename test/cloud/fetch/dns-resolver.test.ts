@@ -1,6 +1,6 @@
 import { readFile } from 'node:fs/promises'
 import { afterEach, describe, expect, it } from 'vitest'
-import { ApiError } from '../../../cloud/errors.ts'
+import { ApiError } from '../../../print-api/api-error.ts'
 import {
   type ConnectTarget,
   fetchPublicDocument,

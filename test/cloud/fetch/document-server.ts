@@ -1,6 +1,6 @@
 import { randomBytes } from 'node:crypto'
 import type { IncomingHttpHeaders, IncomingMessage, ServerResponse } from 'node:http'
-import { ApiError } from '../../../cloud/errors.ts'
+import { ApiError } from '../../../print-api/api-error.ts'
 import { type ConnectTarget, connectTls, type SafeFetchOptions } from '../../../cloud/fetch/safe-fetch.ts'
 import {
   makeCertificate,

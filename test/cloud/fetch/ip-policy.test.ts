@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest'
-import { ApiError } from '../../../cloud/errors.ts'
+import { ApiError } from '../../../print-api/api-error.ts'
 import { assertPublicAddress, classifyAddress, isPublicAddress } from '../../../cloud/fetch/ip-policy.ts'
 
 const refused: [string, string][] = [

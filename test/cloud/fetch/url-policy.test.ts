@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest'
-import { ApiError } from '../../../cloud/errors.ts'
+import { ApiError } from '../../../print-api/api-error.ts'
 import { hostAddressLiteral, isLocalHostname, parseDocumentUrl } from '../../../cloud/fetch/url-policy.ts'
 
 function refusal(input: string): ApiError {

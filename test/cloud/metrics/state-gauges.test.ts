@@ -1,6 +1,6 @@
 import { Registry } from 'prom-client'
 import { describe, expect, it } from 'vitest'
-import { printerIdFor } from '../../../cloud/auth/stable-id.ts'
+import { printerIdFor } from '../../../protocol/printer-id.ts'
 import { registerStateGauges } from '../../../cloud/metrics/state-gauges.ts'
 import type { HubPrinter } from '../../../protocol/hub-messages.ts'
 import { ENGINES, storageForEachTest } from '../storage/engines.ts'

@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto'
 import type { Kysely } from 'kysely'
 import { afterEach, beforeEach, describe, expect, it } from 'vitest'
-import { resolveOptions } from '../../../cloud/print-jobs/submit.ts'
+import { resolveOptions } from '../../../print-api/route-check.ts'
 import { isDocumentPurgedError } from '../../../cloud/storage/documents.ts'
 import type { Database } from '../../../cloud/storage/schema.ts'
 import type { Storage } from '../../../cloud/storage/storage.ts'

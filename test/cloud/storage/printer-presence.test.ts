@@ -1,5 +1,5 @@
 import { beforeEach, describe, expect, it } from 'vitest'
-import { printerIdFor } from '../../../cloud/auth/stable-id.ts'
+import { printerIdFor } from '../../../protocol/printer-id.ts'
 import type { HubPrinter } from '../../../protocol/hub-messages.ts'
 import { RECEIPT_PRINTER } from '../test-cloud.ts'
 import { ENGINES, storageForEachTest } from './engines.ts'

@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto'
 import { describe, expect, it } from 'vitest'
-import { resolveOptions } from '../../../cloud/print-jobs/submit.ts'
+import { resolveOptions } from '../../../print-api/route-check.ts'
 import type { PrintJob } from '../../../protocol/print-job.ts'
 import { ENGINES } from './engines.ts'
 import { insertWithinCapacity, shopWithPrintersOnHubs } from './stored-jobs.ts'

@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto'
 import { afterEach, beforeEach } from 'vitest'
-import { resolveOptions } from '../../../cloud/print-jobs/submit.ts'
+import { resolveOptions } from '../../../print-api/route-check.ts'
 import type { Engine } from '../../../cloud/storage/engine.ts'
 import type { Storage } from '../../../cloud/storage/storage.ts'
 import type { PrintJob } from '../../../protocol/print-job.ts'

@@ -1,6 +1,6 @@
 import { deflateSync } from 'node:zlib'
 import { describe, expect, it } from 'vitest'
-import { findForbiddenCommand } from '../../../../cloud/documents/raw-inspection/index.ts'
+import { findForbiddenCommand } from '../../../../print-api/documents/raw-inspection/index.ts'
 
 const text = (value: string) => Buffer.from(value, 'latin1')
 const zpl = (value: string) => findForbiddenCommand(text(value), 'zpl')

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest'
-import { findForbiddenCommand, inspectRaw } from '../../../../cloud/documents/raw-inspection/index.ts'
-import { ApiError } from '../../../../cloud/errors.ts'
+import { ApiError } from '../../../../print-api/api-error.ts'
+import { findForbiddenCommand, inspectRaw } from '../../../../print-api/documents/raw-inspection/index.ts'
 
 const hex = (text: string) => Buffer.from(text.replace(/\s+/g, ''), 'hex')
 const text = (value: string) => Buffer.from(value, 'latin1')

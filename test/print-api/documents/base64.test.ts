@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest'
-import { decodeDocumentBase64 } from '../../../cloud/documents/base64.ts'
-import { ApiError } from '../../../cloud/errors.ts'
-import { ESCPOS_RECEIPT, startTestCloud } from '../test-cloud.ts'
+import { ApiError } from '../../../print-api/api-error.ts'
+import { decodeDocumentBase64 } from '../../../print-api/documents/base64.ts'
+import { ESCPOS_RECEIPT, startTestCloud } from '../../cloud/test-cloud.ts'
 
 const MiB = 1024 * 1024
 

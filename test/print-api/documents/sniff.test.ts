@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest'
-import { pdfHeaderOffset, resolveDocumentType, sniffDocument } from '../../../cloud/documents/sniff.ts'
-import { ApiError } from '../../../cloud/errors.ts'
+import { ApiError } from '../../../print-api/api-error.ts'
+import { pdfHeaderOffset, resolveDocumentType, sniffDocument } from '../../../print-api/documents/sniff.ts'
 import type { DocumentFormat, RawLanguage } from '../../../protocol/enums.ts'
 import { handWrittenPdf } from './pdf-fixtures.ts'
 

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest'
-import { FairQueue } from '../../../cloud/documents/fair-queue.ts'
+import { FairQueue } from '../../../print-api/documents/fair-queue.ts'
 
 function drainInOrder(queue: FairQueue<string>): string[] {
   const order: string[] = []

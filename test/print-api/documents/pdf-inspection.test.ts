@@ -2,12 +2,12 @@ import { mkdtemp, readdir, readFile, rm, writeFile } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest'
+import { ApiError } from '../../../print-api/api-error.ts'
 import {
   createPdfInspector,
   ghostscriptArgs,
   type PdfInspector,
-} from '../../../cloud/documents/pdf-inspection.ts'
-import { ApiError } from '../../../cloud/errors.ts'
+} from '../../../print-api/documents/pdf-inspection.ts'
 import { ghostscriptPdf, handWrittenPdf, slowPdf } from './pdf-fixtures.ts'
 
 // Real Ghostscript (Debian package `ghostscript`); every inspector made here is closed after its test.

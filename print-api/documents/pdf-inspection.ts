@@ -1,7 +1,7 @@
 import { type ChildProcess, spawn } from 'node:child_process'
 import { open } from 'node:fs/promises'
 import { resolve } from 'node:path'
-import { ApiError } from '../errors.ts'
+import { ApiError } from '../api-error.ts'
 import { FairQueue } from './fair-queue.ts'
 import { sniffDocument } from './sniff.ts'
 

@@ -1,5 +1,5 @@
 import type { DocumentFormat, RawLanguage } from '../../protocol/enums.ts'
-import { ApiError } from '../errors.ts'
+import { ApiError } from '../api-error.ts'
 
 export type SniffResult =
   | { kind: 'pdf' }

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest'
-import { findForbiddenCommand } from '../../../../cloud/documents/raw-inspection/index.ts'
+import { findForbiddenCommand } from '../../../../print-api/documents/raw-inspection/index.ts'
 
 const text = (value: string) => Buffer.from(value, 'latin1')
 const tspl = (bytes: Buffer | string) =>

@@ -1,8 +1,8 @@
 import type { FastifyError, FastifyReply, FastifyRequest } from 'fastify'
 import fp from 'fastify-plugin'
-import { ERROR_CODES, type ErrorBody } from '../../protocol/errors.ts'
-import { ApiError } from '../errors.ts'
+import { ERROR_CODES, type ErrorBody } from '../protocol/errors.ts'
 import { AllowedMethods } from './allowed-methods.ts'
+import { ApiError } from './api-error.ts'
 
 interface FieldError {
   field: string

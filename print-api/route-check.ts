@@ -1,7 +1,13 @@
-import type { Document } from '../../protocol/document.ts'
-import { RENDERING_OPTION_KEYS, type ResolvedPrintOptions } from '../../protocol/print-job.ts'
-import type { Printer } from '../../protocol/printer.ts'
-import { ApiError } from '../errors.ts'
+import type { Document } from '../protocol/document.ts'
+import {
+  PRINT_OPTION_DEFAULTS,
+  type PrintOptions,
+  printOptionsOf,
+  RENDERING_OPTION_KEYS,
+  type ResolvedPrintOptions,
+} from '../protocol/print-job.ts'
+import type { Printer } from '../protocol/printer.ts'
+import { ApiError } from './api-error.ts'
 
 function unsupported(reason: string, message: string, details: Record<string, unknown>): ApiError {
   return new ApiError('unsupported_print_route', message, { reason, ...details })
@@ -74,4 +80,9 @@ export function checkPrintRoute(printer: Printer, document: Document, options: R
       supported_raw_languages: caps.raw_languages,
     })
   }
+}
+
+/** The options a job is made with: those asked, and the defaults of the others. */
+export function resolveOptions(options: PrintOptions): ResolvedPrintOptions {
+  return { ...PRINT_OPTION_DEFAULTS, ...printOptionsOf(options) }
 }

@@ -1,5 +1,5 @@
 import type { RawLanguage } from '../../../protocol/enums.ts'
-import { ApiError } from '../../errors.ts'
+import { ApiError } from '../../api-error.ts'
 import { findForbiddenCpcl } from './cpcl.ts'
 import { findForbiddenEscPos } from './escpos.ts'
 import type { RawFinding } from './finding.ts'

@@ -1,5 +1,5 @@
-import { ApiError } from '../errors.ts'
-import { tooLarge } from './intake.ts'
+import { ApiError } from '../api-error.ts'
+import { tooLarge } from './document-checks.ts'
 
 const LINE_FEED = 0x0a
 const CARRIAGE_RETURN = 0x0d

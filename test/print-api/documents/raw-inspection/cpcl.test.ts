@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest'
-import { pcxLength } from '../../../../cloud/documents/raw-inspection/cpcl.ts'
-import { findForbiddenCommand } from '../../../../cloud/documents/raw-inspection/index.ts'
+import { pcxLength } from '../../../../print-api/documents/raw-inspection/cpcl.ts'
+import { findForbiddenCommand } from '../../../../print-api/documents/raw-inspection/index.ts'
 
 const text = (value: string) => Buffer.from(value, 'latin1')
 const cpcl = (bytes: Buffer | string) =>

@@ -19,6 +19,7 @@ const E2E = [
   'test/cloud/metrics/{metrics-nodes,metrics-serve}.test.ts',
   'test/helpers/*-server.test.ts',
   'test/hub/ipp/{ipp-printer,pwg-raster-printer}.test.ts',
+  'test/hub/lan/dns-sd.test.ts',
   'test/hub/update/{hub-updater,launcher}.test.ts',
 ]
 /** The ARM packages under qemu-user-static: minutes of emulated CPU in one file. */

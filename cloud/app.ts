@@ -4,6 +4,8 @@ import type { Registry } from 'prom-client'
 import { ApiError } from '../print-api/api-error.ts'
 import { createPdfInspector, type PdfInspector } from '../print-api/documents/pdf-inspection.ts'
 import { errorHandlerPlugin, sendError, toApiError } from '../print-api/error-handler.ts'
+import { accessTokenSigningKey } from './auth/access-token-key.ts'
+import { accessTokenSigner } from './auth/access-token-signer.ts'
 import type { CloudConfig } from './config.ts'
 import { type ConsoleClock, SYSTEM_CLOCK } from './console/console-context.ts'
 import { consolePlugin } from './console/console-plugin.ts'
@@ -20,6 +22,7 @@ import type { JobEvents } from './print-jobs/job-events.ts'
 import { createPrintJobSubmitter } from './print-jobs/submit.ts'
 import { agentApiRoutes } from './routes/agent-api.ts'
 import { agentDownloadRoutes } from './routes/agent-downloads.ts'
+import { agentLanCredentialRoutes } from './routes/agent-lan-credentials.ts'
 import { developerApiRoutes } from './routes/developer-api.ts'
 import { documentRoutes } from './routes/documents.ts'
 import { healthRoutes } from './routes/health.ts'
@@ -30,6 +33,7 @@ import { partnerAccountRoutes } from './routes/partner-accounts.ts'
 import { partnerEnrollmentRoutes } from './routes/partner-enrollments.ts'
 import { printJobRoutes } from './routes/print-jobs.ts'
 import { resourceListRoutes } from './routes/resource-lists.ts'
+import { tokenKeyRoutes } from './routes/token-keys.ts'
 import { webhookEndpointRoutes } from './routes/webhook-endpoints.ts'
 import type { BlobStore } from './storage/blob-store.ts'
 import type { Storage } from './storage/storage.ts'
@@ -178,7 +182,13 @@ export async function buildApp(deps: AppDependencies): Promise<FastifyInstance> 
     checks: { database: () => storage.ping(), ...(deps.brokerReady && { broker: deps.brokerReady }) },
     ...(quotaStore && { degraded: { redis: () => quotaStore.reachable() } }),
   })
-  await app.register(oauthTokenRoutes, { storage, accessTokenTtlSeconds: config.accessTokenTtlSeconds })
+  const accessTokens = await accessTokenSigner(
+    accessTokenSigningKey(config.accessTokenSigningKey || undefined, config.dataDir),
+    config.publicUrl,
+  )
+  const accessTokenTtlSeconds = config.accessTokenTtlSeconds
+  await app.register(oauthTokenRoutes, { storage, accessTokenTtlSeconds, accessTokens })
+  await app.register(tokenKeyRoutes, { accessTokens })
   await app.register(resourceListRoutes, { storage })
   await app.register(developerApiRoutes, { storage, accessTokenTtlSeconds: config.accessTokenTtlSeconds })
   const partner = { storage, publicUrl: config.publicUrl, enrollmentTtlHours: config.enrollmentTtlHours }
@@ -195,6 +205,7 @@ export async function buildApp(deps: AppDependencies): Promise<FastifyInstance> 
     ...(deps.provisionHub && { provisionHub: deps.provisionHub }),
   }
   await app.register(agentApiRoutes, agentApi)
+  await app.register(agentLanCredentialRoutes, { storage, accessTokens, accessTokenTtlSeconds })
   await app.register(pairingRoutes, agentApi)
   await app.register(onboardingRoutes, { storage })
   const webhookSecrets =

@@ -14,6 +14,7 @@ apt_packages=(ghostscript libgs-dev openssl socat python3 make g++ cups-ipp-util
 apt_packages+=(haproxy)
 # prometheus: its promtool checks the cloud's GET /metrics text (test/cloud/metrics/).
 apt_packages+=(prometheus)
+apt_packages+=(avahi-daemon avahi-utils) # the hub's DNS-SD advertiser runs avahi-publish-service; its tests start their own avahi-daemon (test/helpers/avahi.ts)
 # Hub packages for the Raspberry Pi (`ota build --arch arm64|armhf`, ota/addons.ts): Debian's cross toolchains
 # compile the native addons; lintian checks every package; qemu-user-static and debootstrap run the ARM
 # packages in emulated Debian roots (test/ota/arm-package.test.ts).
@@ -45,7 +46,7 @@ fi
 # starts the packaged ones on install, and its Mosquitto would hold 1883, the embedded broker's MQTT_PORT: stop and
 # disable them (an operator who wants them as the cloud's engines enables them again, docs/several-nodes.md).
 if command -v systemctl >/dev/null 2>&1 && [ -d /run/systemd/system ]; then
-  for service in mosquitto redis-server haproxy; do
+  for service in mosquitto redis-server haproxy avahi-daemon.socket avahi-daemon; do
     $sudo systemctl disable --now "$service" >/dev/null 2>&1 || true
   done
 fi

@@ -1,9 +1,9 @@
 import { Value } from 'typebox/value'
+import { generateSecret, hashSecret } from '../../print-api/secrets.ts'
 import { SCOPES, type Scope } from '../../protocol/enums.ts'
 import { StoredText } from '../../protocol/stored-text.ts'
 import type { ApiClient } from '../storage/api-clients.ts'
 import type { Storage } from '../storage/storage.ts'
-import { generateSecret, hashSecret } from './secrets.ts'
 
 /** An API client's name: what its owner calls it in the console (1 to 100 characters, no NUL). */
 export const ApiClientName = StoredText({ minLength: 1, maxLength: 100 })

@@ -1,7 +1,7 @@
 import type { AuthenticateError, Client, PublishPacket, Subscription } from 'aedes'
 import type { Logger } from 'pino'
+import { hashSecret } from '../../print-api/secrets.ts'
 import { HUB_TOPICS, hubTopic, parseHubTopic } from '../../protocol/hub-messages.ts'
-import { hashSecret } from '../auth/secrets.ts'
 import type { AgentIdentity } from '../storage/agents.ts'
 
 /**

@@ -1,3 +1,4 @@
+import { Type } from 'typebox'
 import { int } from './setting-builders.ts'
 
 /** Credentials and sign-in: token and link lifetimes, console sessions, and limits on failed attempts. */
@@ -9,6 +10,15 @@ export const ACCESS_SETTINGS = {
     3600,
     'RFC 6749 §5.1 expires_in of access tokens',
   ),
+  accessTokenSigningKey: Type.String({
+    pattern: '^$|^[A-Za-z0-9+/]+={0,2}$',
+    env: 'ACCESS_TOKEN_SIGNING_KEY',
+    default: '',
+    description:
+      'Ed25519 key access tokens are signed with (RFC 9068 JWTs), PKCS#8 PEM in base64 (openssl genpkey ' +
+      '-algorithm ed25519 | base64 -w0); the same on every node of one database; unset (default): ' +
+      'DATA_DIR/access-token-signing.key, made on first use',
+  }),
   tokenFailureWindowSeconds: int(
     'TOKEN_FAILURE_WINDOW_SECONDS',
     1,

@@ -1,4 +1,4 @@
-import { generateSecret, hashSecret } from '../auth/secrets.ts'
+import { generateSecret, hashSecret } from '../../print-api/secrets.ts'
 import type { Storage } from '../storage/storage.ts'
 import type { User } from '../storage/users.ts'
 import type { UserRole } from './console-context.ts'

@@ -1,6 +1,6 @@
 import type { SessionStore } from '@fastify/session'
 import type { Session } from 'fastify'
-import { hashSecret } from '../auth/secrets.ts'
+import { hashSecret } from '../../print-api/secrets.ts'
 import type { ConsoleSessionRepository } from '../storage/console-sessions.ts'
 
 declare module 'fastify' {

@@ -1,6 +1,6 @@
 import type { FastifyPluginAsync, FastifyReply } from 'fastify'
+import { hashSecret } from '../../print-api/secrets.ts'
 import { hashPassword, PASSWORD_MAX_LENGTH, PASSWORD_MIN_LENGTH } from '../auth/passwords.ts'
-import { hashSecret } from '../auth/secrets.ts'
 import type { SetPasswordLink } from '../storage/users.ts'
 import type { ConsoleOptions } from './console-context.ts'
 import { field, formFields } from './form-fields.ts'

@@ -1,6 +1,6 @@
 import { Value } from 'typebox/value'
+import { generateSecret, hashSecret } from '../../print-api/secrets.ts'
 import { CreateAgentEnrollmentRequest } from '../../protocol/partner.ts'
-import { generateSecret, hashSecret } from '../auth/secrets.ts'
 import type { Enrollment, EnrollmentRepository } from '../storage/enrollments.ts'
 
 /** Whether a hub's name is one the partner API takes for an enrollment: 1 to 200 characters, no NUL. */

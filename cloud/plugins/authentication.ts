@@ -1,8 +1,9 @@
 import type { FastifyReply, FastifyRequest } from 'fastify'
 import fp from 'fastify-plugin'
+import { decodeProtectedHeader } from 'jose'
 import { ApiError } from '../../print-api/api-error.ts'
+import { hashSecret } from '../../print-api/secrets.ts'
 import type { Scope } from '../../protocol/enums.ts'
-import { hashSecret } from '../auth/secrets.ts'
 import { AssertionRefused, verifyAssertion } from '../developer/assertions.ts'
 import type { AgentIdentity } from '../storage/agents.ts'
 import type { Application } from '../storage/applications.ts'
@@ -61,6 +62,15 @@ export const INSTALLATION_TOKEN_PREFIX = 'ins'
 /** Three base64url parts: what an application assertion (a JWS) looks like. */
 const JWS = /^[A-Za-z0-9_-]+\.[A-Za-z0-9_-]*\.[A-Za-z0-9_-]*$/
 
+/** RFC 9068 §2.1: the cloud's own access tokens are JWTs too, typed at+jwt; an application assertion is not. */
+function isAccessTokenJwt(token: string): boolean {
+  try {
+    return decodeProtectedHeader(token).typ === 'at+jwt'
+  } catch {
+    return false
+  }
+}
+
 /** RFC 6750 §1.1 b64token. */
 const BEARER = /^Bearer +([A-Za-z0-9\-._~+/]+=*) *$/i
 
@@ -87,7 +97,7 @@ export async function authenticate(
   const token = await storage.apiClients.findToken(hashSecret(secret), now)
   if (!token) {
     // Spec (Authentication): assertions are credentials for the developer and partner APIs only.
-    if (JWS.test(secret)) {
+    if (JWS.test(secret) && !isAccessTokenJwt(secret)) {
       throw unauthorized(
         'an application assertion, which /api/v1 does not take (use an installation access token)',
       )

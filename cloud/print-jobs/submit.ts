@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto'
 import { ApiError } from '../../print-api/api-error.ts'
 import { checkPrintRoute, resolveOptions } from '../../print-api/route-check.ts'
+import { type Reference, unknownReferences } from '../../print-api/unknown-references.ts'
 import type { Document } from '../../protocol/document.ts'
 import type { PrintJob, PrintOptions } from '../../protocol/print-job.ts'
 import { isDocumentPurgedError } from '../storage/documents.ts'
@@ -9,20 +10,6 @@ import type { JobPrinter } from '../storage/printers.ts'
 import type { Storage } from '../storage/storage.ts'
 import type { NewJobListener } from './job-events.ts'
 import { JOB_ENTRY, type JobEntered, JobLifecycle, type JobLog, type NewPrintJob } from './lifecycle.ts'
-
-type Reference = 'printer_id' | 'document_id'
-const REFERENCED: Record<Reference, string> = { printer_id: 'printer', document_id: 'document' }
-
-/** The 422 of ids that name nothing of this account, each named in details.fields. */
-function unknownReferences(...fields: Reference[]): ApiError {
-  return new ApiError('validation_failed', `Invalid ${fields.join(', ')}.`, {
-    fields: fields.map((field) => ({
-      field,
-      message: `does not name a ${REFERENCED[field]} of this account`,
-      location: 'body',
-    })),
-  })
-}
 
 /** Creates print jobs: route check, queue capacity, then the pending job (docs/architecture.md: a job, end to end). */
 export interface PrintJobSubmitter {

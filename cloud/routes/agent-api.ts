@@ -2,10 +2,10 @@ import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox'
 import type { FastifyPluginAsync, FastifyRequest } from 'fastify'
 import { Type } from 'typebox'
 import { ApiError } from '../../print-api/api-error.ts'
+import { generateSecret, hashSecret } from '../../print-api/secrets.ts'
 import { ConnectionInfo, EnrollRequest, EnrollResponse } from '../../protocol/agent-api.ts'
 import { ErrorBody } from '../../protocol/errors.ts'
 import { ContentSha256, NoStore } from '../../protocol/http-headers.ts'
-import { generateSecret, hashSecret } from '../auth/secrets.ts'
 import {
   type ProvisionHub,
   provisionConnectingHub,

@@ -1,17 +1,19 @@
 import formbody from '@fastify/formbody'
 import type { FastifyPluginAsync, FastifyRequest } from 'fastify'
 import { ApiError } from '../../print-api/api-error.ts'
+import { hashSecret, secretMatches } from '../../print-api/secrets.ts'
 import { SCOPES, type Scope } from '../../protocol/enums.ts'
 import { ErrorBody } from '../../protocol/errors.ts'
 import { NoStore, PragmaNoCache } from '../../protocol/http-headers.ts'
 import { TokenRequest, TokenResponse } from '../../protocol/oauth.ts'
-import { generateSecret, hashSecret, secretMatches } from '../auth/secrets.ts'
+import type { AccessTokenSigner } from '../auth/access-token-signer.ts'
 import { jsonResponse } from '../openapi/responses.ts'
 import type { Storage } from '../storage/storage.ts'
 
 export interface OauthTokenOptions {
   storage: Storage
   accessTokenTtlSeconds: number
+  accessTokens: AccessTokenSigner
 }
 
 interface ClientCredentials {
@@ -91,7 +93,7 @@ function grantedScopes(requested: unknown, clientScopes: readonly Scope[]): Scop
 /** POST /oauth/token — OAuth 2.0 client credentials grant (RFC 6749 §4.4) for account API clients. */
 export const oauthTokenRoutes: FastifyPluginAsync<OauthTokenOptions> = async (
   app,
-  { storage, accessTokenTtlSeconds },
+  { storage, accessTokenTtlSeconds, accessTokens },
 ) => {
   // RFC 6749 §4.4.2: the token request is form-encoded; only this route parses such bodies.
   await app.register(formbody)
@@ -146,12 +148,19 @@ export const oauthTokenRoutes: FastifyPluginAsync<OauthTokenOptions> = async (
         throw new ApiError('unsupported_grant_type', 'Only grant_type=client_credentials is supported.')
       }
       const scopes = grantedScopes(body.scope, client.scopes)
-      const accessToken = generateSecret('pat')
+      // A signed JWT, so that the account's hubs can check it offline (docs/lan-printing.md); the cloud still
+      // checks it by its stored digest, so a revoked client's tokens stop here at once.
+      const now = Date.now()
+      const accessToken = await accessTokens.sign(
+        { accountId: client.account_id, clientId: client.client_id, scopes },
+        accessTokenTtlSeconds,
+        now,
+      )
       await storage.apiClients.storeToken(hashSecret(accessToken), {
         account_id: client.account_id,
         client_id: client.client_id,
         scopes,
-        expires_at: Date.now() + accessTokenTtlSeconds * 1000,
+        expires_at: now + accessTokenTtlSeconds * 1000,
       })
       request.log.info({ client_id: client.client_id }, 'access token issued')
       return {

@@ -1,7 +1,7 @@
 import formbody from '@fastify/formbody'
 import type { FastifyPluginAsync, FastifyReply } from 'fastify'
 import { ApiError } from '../../print-api/api-error.ts'
-import { hashSecret } from '../auth/secrets.ts'
+import { hashSecret } from '../../print-api/secrets.ts'
 import { messagePage, pageHeaders, pairingPage } from '../onboarding/page.ts'
 import { normalizeUserCode } from '../pairing/user-code.ts'
 import type { OnboardingTarget } from '../storage/pairings.ts'

@@ -42,6 +42,11 @@ export interface ApiClientRepository {
   deleteExpiredTokens(now: number): Promise<number>
   /** The account's clients, oldest first, without their secret hashes (the operator's CLI, the console). */
   listForAccount(accountId: string): Promise<Omit<ApiClient, 'secret_hash'>[]>
+  /**
+   * The account's clients that may get tokens (not revoked, the account active), oldest first, with their
+   * secret hashes: what the account's hubs check credentials against offline (routes/agent-lan-credentials.ts).
+   */
+  listLiveWithSecrets(accountId: string): Promise<Pick<ApiClient, 'client_id' | 'scopes' | 'secret_hash'>[]>
 }
 
 const splitScopes = (scopes: string) => (scopes === '' ? [] : (scopes.split(' ') as Scope[]))
@@ -131,6 +136,20 @@ export function createApiClientRepository(sql: Sql): ApiClientRepository {
         .where('account_id', '=', accountId)
         .orderBy('created_at')
         .orderBy('client_id')
+        .execute()
+      return rows.map((row) => ({ ...row, scopes: splitScopes(row.scopes) }))
+    },
+    async listLiveWithSecrets(accountId) {
+      const rows = await db
+        .selectFrom('api_clients as c')
+        .innerJoin('accounts as a', 'a.account_id', 'c.account_id')
+        .select(['c.client_id', 'c.scopes', 'c.secret_hash'])
+        .where('c.account_id', '=', accountId)
+        .where('c.revoked_at', 'is', null)
+        // As findToken: a suspended or closed account's clients get no tokens, here none on the LAN either.
+        .where('a.state', '=', 'active')
+        .orderBy('c.created_at')
+        .orderBy('c.client_id')
         .execute()
       return rows.map((row) => ({ ...row, scopes: splitScopes(row.scopes) }))
     },

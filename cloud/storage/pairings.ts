@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto'
-import { generateSecret, hashSecret } from '../auth/secrets.ts'
+import { generateSecret, hashSecret } from '../../print-api/secrets.ts'
 import { affected, forUpdate, inTransaction, type Sql } from './engine.ts'
 import { claimPending, ENROLLMENT_COLUMNS, type Enrollment, toEnrollment } from './enrollments.ts'
 

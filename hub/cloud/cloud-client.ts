@@ -5,6 +5,7 @@ import { Readable, Transform } from 'node:stream'
 import { pipeline } from 'node:stream/promises'
 import { ConnectionInfo, EnrollResponse } from '../../protocol/agent-api.ts'
 import { ErrorBody } from '../../protocol/errors.ts'
+import { LanCredentialsDocument } from '../../protocol/lan-credentials.ts'
 import { PairingResponse } from '../../protocol/pairing.ts'
 import { conforming } from './cloud-reply.ts'
 
@@ -46,6 +47,7 @@ const errorBody = conforming(ErrorBody)
 const enrollReply = conforming(EnrollResponse)
 const connectionReply = conforming(ConnectionInfo)
 const pairingReply = conforming(PairingResponse)
+const lanCredentialsReply = conforming(LanCredentialsDocument)
 
 async function failure(res: Response): Promise<CloudError> {
   const body = errorBody(await res.json().catch(() => null))
@@ -128,6 +130,13 @@ export class CloudClient {
     const res = await call(`${this.cloudUrl}/agent-api/v1/connection`, { headers: this.#auth() })
     if (!res.ok) throw await failure(res)
     return reply(res, connectionReply, 'connection')
+  }
+
+  /** What the hub checks its account's API credentials with while the cloud is out of reach (hub/lan/). */
+  async lanCredentials(): Promise<LanCredentialsDocument> {
+    const res = await call(`${this.cloudUrl}/agent-api/v1/lan-credentials`, { headers: this.#auth() })
+    if (!res.ok) throw await failure(res)
+    return reply(res, lanCredentialsReply, 'lan-credentials')
   }
 
   /**

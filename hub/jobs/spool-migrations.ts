@@ -47,15 +47,20 @@ export const SPOOL_MIGRATIONS: readonly SpoolMigration[] = [
   },
   {
     version: 2,
-    name: 'jobs taken on the LAN, and the Idempotency-Keys of every job',
-    // origin 'lan': taken on the hub's LAN API; `lan` holds what the cloud is told of it besides the offer.
-    // An older release ignores both and would report such a job's status as for a cloud job, which the cloud
-    // ignores for a job it does not know (the job stays as the LAN snapshot last said).
-    // `duplicate_of`: a cloud offer dropped because its key was taken on the LAN by that job.
+    name: 'jobs taken on the LAN, the Idempotency-Keys of every job, LAN documents, and when a job moved',
+    // docs/lan-printing.md. origin 'lan': taken on the hub's LAN API; `lan` holds what the cloud is told of it
+    // besides the offer. `duplicate_of`: a cloud offer dropped because its key was taken on the LAN by that
+    // job. An older release ignores these and would report a LAN job's status as for a cloud job, which the
+    // cloud ignores for a job it does not know (the job stays as the last LAN report said). `taken_at`,
+    // `started_at`, `completed_at`, `failure_detail`: what the LAN API shows of a job.
     sql: `
       ALTER TABLE jobs ADD COLUMN origin TEXT NOT NULL DEFAULT 'cloud';
       ALTER TABLE jobs ADD COLUMN lan TEXT;
       ALTER TABLE jobs ADD COLUMN duplicate_of TEXT;
+      ALTER TABLE jobs ADD COLUMN taken_at TEXT;
+      ALTER TABLE jobs ADD COLUMN started_at TEXT;
+      ALTER TABLE jobs ADD COLUMN completed_at TEXT;
+      ALTER TABLE jobs ADD COLUMN failure_detail TEXT;
       CREATE TABLE idempotency (
         endpoint TEXT NOT NULL,
         key TEXT NOT NULL,
@@ -63,6 +68,16 @@ export const SPOOL_MIGRATIONS: readonly SpoolMigration[] = [
         print_job_id TEXT NOT NULL,
         at TEXT NOT NULL,
         PRIMARY KEY (endpoint, key)
+      );
+      CREATE TABLE documents (
+        document_id TEXT PRIMARY KEY,
+        sha256 TEXT NOT NULL,
+        size_bytes INTEGER NOT NULL,
+        format TEXT NOT NULL,
+        raw_language TEXT,
+        mime_type TEXT NOT NULL,
+        filename TEXT,
+        created_at TEXT NOT NULL
       );
     `,
   },

@@ -19,10 +19,34 @@ export interface SpooledJob {
   state: SpoolState
   /** Where the job was taken: offered by the cloud, or on the hub's LAN API (docs/lan-printing.md). */
   origin: 'cloud' | 'lan'
+  /** What the cloud is told of a LAN job besides its offer; null for a cloud job. */
+  lan: LanJobFacts | null
+  /** When the hub took it (null: taken by a release before these were kept), started and ended it. */
+  taken_at: string | null
+  started_at: string | null
+  completed_at: string | null
+  failure_reason: string | null
+  failure_detail: string | null
 }
 
-/** What the cloud is told of a LAN job besides its offer. */
-export type LanJobFacts = Pick<LanJob, 'client_id'> & Pick<LanJob['document'], 'mime_type' | 'filename'>
+/**
+ * What the cloud is told of a LAN job besides its offer: who sent it, the document's MIME type and name, and
+ * the options as asked (a RAW job's offer carries the rendering options' defaults, as the cloud's offers do).
+ */
+export type LanJobFacts = Pick<LanJob, 'client_id' | 'options'> &
+  Pick<LanJob['document'], 'mime_type' | 'filename'>
+
+/** A document uploaded to the LAN API (POST /api/v1/documents), its bytes in the hub's documents directory. */
+export interface LanDocument {
+  document_id: string
+  sha256: string
+  size_bytes: number
+  format: LanJob['document']['format']
+  raw_language: LanJob['document']['raw_language']
+  mime_type: string
+  filename: string | null
+  created_at: string
+}
 
 /**
  * What became of a job asked for on the LAN: taken (`created`), or the job its Idempotency-Key already names,
@@ -52,6 +76,10 @@ interface JobRow {
   origin: 'cloud' | 'lan'
   lan: string | null
   duplicate_of: string | null
+  taken_at: string | null
+  started_at: string | null
+  completed_at: string | null
+  failure_detail: string | null
 }
 
 interface KeyRow {
@@ -70,6 +98,12 @@ const toJob = (row: JobRow): SpooledJob => ({
   offer: JSON.parse(row.offer) as JobOffer,
   state: row.state,
   origin: row.origin,
+  lan: row.lan === null ? null : (JSON.parse(row.lan) as LanJobFacts),
+  taken_at: row.taken_at,
+  started_at: row.started_at,
+  completed_at: row.completed_at,
+  failure_reason: row.failure_reason,
+  failure_detail: row.failure_detail,
 })
 
 /** The status the cloud shows for a spool state: a job in the spool is `reserved` until it starts. */
@@ -102,8 +136,8 @@ export class Spool {
       find: db.prepare<[string], JobRow>('SELECT * FROM jobs WHERE print_job_id = ?'),
       insert: db.prepare(
         `INSERT INTO jobs (print_job_id, printer_key, offer, state, created_at, updated_at, failure_reason,
-           origin, lan, duplicate_of)
-         VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+           origin, lan, duplicate_of, taken_at, completed_at)
+         VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
       ),
       keyFind: db.prepare<[string, string], KeyRow>(
         'SELECT fingerprint, print_job_id FROM idempotency WHERE endpoint = ? AND key = ?',
@@ -120,9 +154,19 @@ export class Spool {
       droppedInsert: db.prepare('INSERT OR IGNORE INTO dropped (print_job_id, reason, at) VALUES (?, ?, ?)'),
       droppedPrune: db.prepare('DELETE FROM dropped WHERE at < ?'),
       move: db.prepare(
-        `UPDATE jobs SET state = @to, updated_at = @at, failure_reason = @reason
+        `UPDATE jobs SET state = @to, updated_at = @at, failure_reason = @reason,
+           failure_detail = COALESCE(@detail, failure_detail),
+           started_at = CASE WHEN @to = 'printing' THEN @at ELSE started_at END,
+           completed_at = CASE WHEN @to IN ('printed', 'failed', 'cancelled') THEN @at ELSE completed_at END
          WHERE print_job_id = @id AND state = @from`,
       ),
+      documentInsert: db.prepare(
+        `INSERT INTO documents (document_id, sha256, size_bytes, format, raw_language, mime_type, filename, created_at)
+         VALUES (@document_id, @sha256, @size_bytes, @format, @raw_language, @mime_type, @filename, @created_at)`,
+      ),
+      documentFind: db.prepare<[string], LanDocument>('SELECT * FROM documents WHERE document_id = ?'),
+      documentsRecent: db.prepare<[], { sha256: string }>('SELECT sha256 FROM documents'),
+      documentsPrune: db.prepare('DELETE FROM documents WHERE created_at < ?'),
       next: db.prepare<[string], JobRow>(
         `SELECT * FROM jobs WHERE printer_key = ? AND state = 'queued' ORDER BY created_at, print_job_id LIMIT 1`,
       ),
@@ -178,6 +222,8 @@ export class Spool {
           'cloud',
           null,
           duplicateOf ?? null,
+          at,
+          state === 'queued' ? null : at,
         )
         known = this.#s.find.get(offer.print_job_id)!
       }
@@ -215,6 +261,8 @@ export class Spool {
         null,
         'lan',
         JSON.stringify(facts),
+        null,
+        at,
         null,
       )
       if (key) this.#s.keyInsert.run(key.endpoint, key.key, key.fingerprint, offer.print_job_id, at)
@@ -272,7 +320,14 @@ export class Spool {
       if (known.state === 'queued') {
         const report = dropReport(reason)
         const reasonColumn = report.status === 'failed' ? report.failure_reason : null
-        this.#s.move.run({ id: printJobId, from: 'queued', to: report.status, at, reason: reasonColumn })
+        this.#s.move.run({
+          id: printJobId,
+          from: 'queued',
+          to: report.status,
+          at,
+          reason: reasonColumn,
+          detail: null,
+        })
         if (known.origin === 'lan') this.#pushLan(this.#s.find.get(printJobId)!, at)
         else this.#push('job-status', { v: PROTOCOL_VERSION, print_job_id: printJobId, at, ...report })
         return report.status
@@ -366,7 +421,20 @@ export class Spool {
 
   /** SHA-256 of the documents that queued or printing jobs still need. */
   documentsInUse(): Set<string> {
-    return new Set(this.#s.active.all().map((r) => (JSON.parse(r.offer) as JobOffer).document.sha256))
+    return new Set([
+      ...this.#s.active.all().map((r) => (JSON.parse(r.offer) as JobOffer).document.sha256),
+      // Uploaded on the LAN and kept for a job that may still name them (pruned with old jobs).
+      ...this.#s.documentsRecent.all().map((r) => r.sha256),
+    ])
+  }
+
+  /** Keeps a document uploaded on the LAN (its bytes are already in the documents directory). */
+  addDocument(document: LanDocument): void {
+    this.#s.documentInsert.run(document)
+  }
+
+  findDocument(documentId: string): LanDocument | undefined {
+    return this.#s.documentFind.get(documentId)
   }
 
   /** Forgets finished jobs, and drop requests for jobs never received, older than `before`. */
@@ -374,6 +442,7 @@ export class Spool {
     this.#s.droppedPrune.run(before.toISOString())
     const pruned = this.#s.prune.run(before.toISOString()).changes
     this.#s.keyPrune.run(before.toISOString())
+    this.#s.documentsPrune.run(before.toISOString())
     return pruned
   }
 
@@ -400,7 +469,7 @@ export class Spool {
   }
 
   /** A LAN job as it is now, whole (protocol: `lan-job`). */
-  #pushLan(job: JobRow, at: string, detail?: string): void {
+  #pushLan(job: JobRow, at: string): void {
     const offer = JSON.parse(job.offer) as JobOffer
     const facts = JSON.parse(job.lan ?? '{}') as LanJobFacts
     this.#push('lan-job', {
@@ -416,7 +485,7 @@ export class Spool {
         mime_type: facts.mime_type,
         filename: facts.filename,
       },
-      options: offer.options,
+      options: facts.options,
       created_at: offer.created_at,
       client_id: facts.client_id,
       ...(offer.idempotency && { idempotency: offer.idempotency }),
@@ -424,7 +493,7 @@ export class Spool {
       at,
       ...(job.state === 'failed' &&
         job.failure_reason && { failure_reason: job.failure_reason as FailureReason }),
-      ...(detail !== undefined && { detail }),
+      ...(job.state === 'failed' && job.failure_detail !== null && { detail: job.failure_detail }),
     })
   }
 
@@ -443,9 +512,10 @@ export class Spool {
     return this.#write(() => {
       const at = now.toISOString()
       const reason = report.status === 'failed' ? (report.failure_reason ?? null) : null
-      if (this.#s.move.run({ id, from, to, at, reason }).changes !== 1) return false
+      const detail = ('detail' in report && report.detail) || null
+      if (this.#s.move.run({ id, from, to, at, reason, detail }).changes !== 1) return false
       const job = this.#s.find.get(id)!
-      if (job.origin === 'lan') this.#pushLan(job, at, 'detail' in report ? report.detail : undefined)
+      if (job.origin === 'lan') this.#pushLan(job, at)
       else this.#push('job-status', { v: PROTOCOL_VERSION, print_job_id: id, at, ...report })
       return true
     })

@@ -1,6 +1,5 @@
 import { randomUUID } from 'node:crypto'
 import { sql } from 'kysely'
-import { resolveOptions } from '../../print-api/route-check.ts'
 import { type OpenDatabase, openDatabase } from '../../cloud/storage/database.ts'
 import {
   databaseLocation,
@@ -8,6 +7,7 @@ import {
   type StorageSettings,
   storageOn,
 } from '../../cloud/storage/storage.ts'
+import { resolveOptions } from '../../print-api/route-check.ts'
 
 /**
  * The benchmark's own connection to the cloud's database (SQLite file or PostgreSQL): the repositories, to

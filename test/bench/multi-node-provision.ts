@@ -1,7 +1,7 @@
-import { generateSecret, hashSecret } from '../../cloud/auth/secrets.ts'
 import { hubRole } from '../../cloud/broker/dynsec.ts'
 import { dynsecPassword, hubRoleAcls } from '../../cloud/broker/mosquitto-config.ts'
 import type { Storage } from '../../cloud/storage/storage.ts'
+import { generateSecret, hashSecret } from '../../print-api/secrets.ts'
 import type { WorkerHub } from './multi-node-hub-worker.ts'
 
 /** An account with an API client that may upload documents and create jobs. */

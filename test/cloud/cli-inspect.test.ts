@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { resolveOptions } from '../../print-api/route-check.ts'
 import { openStorage } from '../../cloud/storage/storage.ts'
+import { resolveOptions } from '../../print-api/route-check.ts'
 import { cloudCli } from '../helpers/cli.ts'
 import { tempDir } from '../helpers/temp-dir.ts'
 import { insertWithinCapacity } from './storage/stored-jobs.ts'

@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { printerIdFor } from '../../protocol/printer-id.ts'
 import type { HubPrinter } from '../../protocol/hub-messages.ts'
+import { printerIdFor } from '../../protocol/printer-id.ts'
 import { cloudCli } from '../helpers/cli.ts'
 import {
   ESCPOS_RECEIPT,

@@ -1,9 +1,9 @@
 import type { MqttClient } from 'mqtt'
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest'
-import { hashSecret } from '../../cloud/auth/secrets.ts'
-import { printerIdFor } from '../../protocol/printer-id.ts'
+import { hashSecret } from '../../print-api/secrets.ts'
 import type { HubPrinter } from '../../protocol/hub-messages.ts'
 import type { PrintJob } from '../../protocol/print-job.ts'
+import { printerIdFor } from '../../protocol/printer-id.ts'
 import { connectHub, enroll, seedAccount, startFullCloud } from './hub-link.ts'
 import { ESCPOS_RECEIPT, RECEIPT_PRINTER } from './test-cloud.ts'
 

@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto'
 import type { InjectOptions } from 'fastify'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { generateSecret } from '../../../cloud/auth/secrets.ts'
+import { generateSecret } from '../../../print-api/secrets.ts'
 import type { Scope } from '../../../protocol/enums.ts'
 import type { PrintJob } from '../../../protocol/print-job.ts'
 import {

@@ -1,5 +1,5 @@
 import { afterEach, describe, expect, it } from 'vitest'
-import { generateSecret, hashSecret } from '../../../cloud/auth/secrets.ts'
+import { generateSecret, hashSecret } from '../../../print-api/secrets.ts'
 import { ESCPOS_RECEIPT, RECEIPT_PRINTER, startTestCloud, type TestCloud } from '../test-cloud.ts'
 import {
   bearer,

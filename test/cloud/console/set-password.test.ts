@@ -1,6 +1,6 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest'
-import { hashSecret } from '../../../cloud/auth/secrets.ts'
 import { createUserWithLink } from '../../../cloud/console/new-user.ts'
+import { hashSecret } from '../../../print-api/secrets.ts'
 import { type ConsoleHarness, consoleSession, ManualClock, startConsoleHarness } from './console-harness.ts'
 
 const HOUR = 3_600_000

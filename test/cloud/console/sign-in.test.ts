@@ -1,7 +1,7 @@
 import { afterEach, describe, expect, it } from 'vitest'
 import { hashPassword } from '../../../cloud/auth/passwords.ts'
-import { hashSecret } from '../../../cloud/auth/secrets.ts'
 import { safeNext } from '../../../cloud/console/sign-in-pages.ts'
+import { hashSecret } from '../../../print-api/secrets.ts'
 import { CONSOLE_PASSWORD, type ConsoleHarness, ManualClock, startConsoleHarness } from './console-harness.ts'
 
 const MINUTE = 60_000

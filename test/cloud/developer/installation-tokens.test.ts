@@ -155,7 +155,7 @@ describe('installation access tokens (spec: Developer platform)', () => {
   it('refuses an expired installation token', async () => {
     const token = (await issue(app, installationId)).json().access_token as string
     const found = await cloud.storage.applications.findToken(
-      (await import('../../../cloud/auth/secrets.ts')).hashSecret(token),
+      (await import('../../../print-api/secrets.ts')).hashSecret(token),
       Date.now() + cloud.config.accessTokenTtlSeconds * 1000 + 1,
     )
     expect(found).toBeUndefined()

@@ -1,9 +1,9 @@
 import type { MqttClient } from 'mqtt'
 import { pino } from 'pino'
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest'
-import { printerIdFor } from '../../../protocol/printer-id.ts'
 import { SilentJobs } from '../../../cloud/dispatch/silent-jobs.ts'
 import type { PrintJob } from '../../../protocol/print-job.ts'
+import { printerIdFor } from '../../../protocol/printer-id.ts'
 import { connectHub, enroll, seedAccount, startFullCloud } from '../hub-link.ts'
 import { ESCPOS_RECEIPT, RECEIPT_PRINTER } from '../test-cloud.ts'
 

@@ -1,11 +1,11 @@
 import { readFile } from 'node:fs/promises'
 import { afterEach, describe, expect, it } from 'vitest'
-import { ApiError } from '../../../print-api/api-error.ts'
 import {
   type ConnectTarget,
   fetchPublicDocument,
   type SafeFetchOptions,
 } from '../../../cloud/fetch/safe-fetch.ts'
+import { ApiError } from '../../../print-api/api-error.ts'
 import { expectInjectedError } from '../api/api-helpers.ts'
 import { startTestCloud } from '../test-cloud.ts'
 import { startDnsServer, type TestDnsServer } from './dns-server.ts'

@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto'
 import type { IncomingHttpHeaders, IncomingMessage, ServerResponse } from 'node:http'
-import { ApiError } from '../../../print-api/api-error.ts'
 import { type ConnectTarget, connectTls, type SafeFetchOptions } from '../../../cloud/fetch/safe-fetch.ts'
+import { ApiError } from '../../../print-api/api-error.ts'
 import {
   makeCertificate,
   type StreamOutcome,

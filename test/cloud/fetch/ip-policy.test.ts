@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest'
-import { ApiError } from '../../../print-api/api-error.ts'
 import { assertPublicAddress, classifyAddress, isPublicAddress } from '../../../cloud/fetch/ip-policy.ts'
+import { ApiError } from '../../../print-api/api-error.ts'
 
 const refused: [string, string][] = [
   // IPv4, IANA IPv4 Special-Purpose Address Registry

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest'
-import { ApiError } from '../../../print-api/api-error.ts'
 import { hostAddressLiteral, isLocalHostname, parseDocumentUrl } from '../../../cloud/fetch/url-policy.ts'
+import { ApiError } from '../../../print-api/api-error.ts'
 
 function refusal(input: string): ApiError {
   try {

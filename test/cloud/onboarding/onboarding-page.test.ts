@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { hashSecret } from '../../../cloud/auth/secrets.ts'
+import { hashSecret } from '../../../print-api/secrets.ts'
 import type { ProvisionedManagedAccount } from '../../../protocol/partner.ts'
 import { UUID } from '../api/api-helpers.ts'
 import { accountRequest, type Partner, RETURN_URI, registerPartner } from '../partner/partner-helpers.ts'

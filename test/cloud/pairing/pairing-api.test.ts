@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { hashSecret } from '../../../cloud/auth/secrets.ts'
 import { openDatabase } from '../../../cloud/storage/database.ts'
 import { databaseLocation } from '../../../cloud/storage/storage.ts'
+import { hashSecret } from '../../../print-api/secrets.ts'
 import type { ProvisionedManagedAccount } from '../../../protocol/partner.ts'
 import { expectInjectedError, UUID } from '../api/api-helpers.ts'
 import { registerPartner } from '../partner/partner-helpers.ts'

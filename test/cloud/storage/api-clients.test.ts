@@ -1,7 +1,7 @@
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest'
 import { createApiClient } from '../../../cloud/auth/new-api-client.ts'
-import { secretMatches } from '../../../cloud/auth/secrets.ts'
 import type { Storage } from '../../../cloud/storage/storage.ts'
+import { secretMatches } from '../../../print-api/secrets.ts'
 import { ENGINES, storageEngine, type TestStorage } from './engines.ts'
 
 describe.each(ENGINES)('API clients with names on %s', (engine) => {

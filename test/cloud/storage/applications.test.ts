@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto'
 import { afterEach, beforeEach, describe, expect, it } from 'vitest'
-import { hashSecret } from '../../../cloud/auth/secrets.ts'
 import { openStorage, type Storage } from '../../../cloud/storage/storage.ts'
+import { hashSecret } from '../../../print-api/secrets.ts'
 import { ENGINES, storageEngine, type TestStorage } from './engines.ts'
 
 const KEY = { kid: 'key-1', jwk: { kty: 'RSA', n: 'AQAB', e: 'AQAB', kid: 'key-1' } }

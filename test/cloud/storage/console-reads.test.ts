@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto'
 import { describe, expect, it } from 'vitest'
-import { hashSecret } from '../../../cloud/auth/secrets.ts'
+import { hashSecret } from '../../../print-api/secrets.ts'
 import type { PrintJobStatus } from '../../../protocol/enums.ts'
 import { RECEIPT_PRINTER } from '../test-cloud.ts'
 import { ENGINES, storageForEachTest } from './engines.ts'

@@ -2,7 +2,6 @@ import path from 'node:path'
 import { sql } from 'kysely'
 import pg from 'pg'
 import { afterEach, describe, expect, it } from 'vitest'
-import { hashSecret } from '../../../cloud/auth/secrets.ts'
 import {
   migrateSqlite,
   openDatabase,
@@ -12,6 +11,7 @@ import {
 } from '../../../cloud/storage/database.ts'
 import { MIGRATIONS, type Migration } from '../../../cloud/storage/migrations.ts'
 import { databaseLocation, openStorage } from '../../../cloud/storage/storage.ts'
+import { hashSecret } from '../../../print-api/secrets.ts'
 import { testDatabases } from '../../helpers/postgres-server.ts'
 import { tempDir } from '../../helpers/temp-dir.ts'
 import { ENGINES, storageEngine } from './engines.ts'

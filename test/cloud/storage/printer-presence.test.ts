@@ -1,6 +1,6 @@
 import { beforeEach, describe, expect, it } from 'vitest'
-import { printerIdFor } from '../../../protocol/printer-id.ts'
 import type { HubPrinter } from '../../../protocol/hub-messages.ts'
+import { printerIdFor } from '../../../protocol/printer-id.ts'
 import { RECEIPT_PRINTER } from '../test-cloud.ts'
 import { ENGINES, storageForEachTest } from './engines.ts'
 

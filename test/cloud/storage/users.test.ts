@@ -1,6 +1,6 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest'
-import { hashSecret } from '../../../cloud/auth/secrets.ts'
 import type { Storage } from '../../../cloud/storage/storage.ts'
+import { hashSecret } from '../../../print-api/secrets.ts'
 import { ENGINES, storageEngine, type TestStorage } from './engines.ts'
 
 const HOUR = 3_600_000

@@ -2,6 +2,7 @@ import path from 'node:path'
 import { afterEach, beforeEach, describe, expect, it } from 'vitest'
 import { type LanJobFacts, Spool } from '../../../hub/jobs/spool.ts'
 import type { JobIdempotency, JobOffer } from '../../../protocol/hub-messages.ts'
+import { PRINT_OPTION_DEFAULTS } from '../../../protocol/print-job.ts'
 import { tempDir } from '../../helpers/temp-dir.ts'
 import { offer, SPOOL_PRINTER } from './job-offers.ts'
 
@@ -10,7 +11,12 @@ const KEY: JobIdempotency = {
   key: 'till-7-order-1042',
   fingerprint: 'f'.repeat(64),
 }
-const FACTS: LanJobFacts = { client_id: 'client-till-7', mime_type: 'application/vnd.escpos', filename: null }
+const FACTS: LanJobFacts = {
+  client_id: 'client-till-7',
+  mime_type: 'application/vnd.escpos',
+  filename: null,
+  options: { ...PRINT_OPTION_DEFAULTS, copies: 2 },
+}
 const AT = new Date('2026-11-28T12:00:00.000Z')
 
 /** Offer `n` with an Idempotency-Key (KEY unless another is given). */
@@ -52,7 +58,7 @@ describe('the spool keys printing by Idempotency-Key across the cloud and the LA
           mime_type: 'application/vnd.escpos',
           filename: null,
         },
-        options: offer(1).options,
+        options: FACTS.options,
         created_at: offer(1).created_at,
         client_id: 'client-till-7',
         idempotency: KEY,

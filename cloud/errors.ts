@@ -1,1 +1,0 @@
-export { ApiError, isApiError } from '../print-api/api-error.ts'

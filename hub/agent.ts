@@ -234,6 +234,7 @@ export class HubAgent {
   #command(command: AgentCommand): void {
     if (command.command === 'refresh_state') this.#events.emit('stateDue')
     else if (command.command === 'run_release') this.#o.updates?.runRelease(command.version)
+    else if (command.command === 'refresh_lan') this.#events.emit('lanDue')
     else this.#jobs.cancel(command)
   }
 }

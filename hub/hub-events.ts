@@ -9,6 +9,8 @@ export interface HubEventMap {
   connected: []
   /** The state report is due: a printer's health or capabilities changed, a health round ended, or the update's progress changed. */
   stateDue: []
+  /** The cloud asked the hub to fetch its LAN credentials again (`refresh_lan`, docs/lan-printing.md). */
+  lanDue: []
 }
 
 export class HubEvents extends EventEmitter<HubEventMap> {}

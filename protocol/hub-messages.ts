@@ -70,6 +70,19 @@ export function updateSettled(update: HubUpdate | null | undefined, version: str
 }
 
 /** hub → cloud, on connect and whenever something changes: what runs where, and every printer's health. */
+/**
+ * Where the hub serves the print API on its LAN, while it does (docs/lan-printing.md): its HTTPS port, its LAN
+ * addresses, and what a till pins its self-signed certificate by: the SHA-256 of the certificate (hex) and of its
+ * public key (RFC 7469 pin, base64), which survives a renewal.
+ */
+export const HubLanEndpoint = Type.Object({
+  port: Type.Integer({ minimum: 1, maximum: 65535 }),
+  addresses: Type.Array(Type.String({ maxLength: 45 }), { maxItems: 16 }),
+  cert_sha256: Type.String({ pattern: '^[0-9a-f]{64}$', maxLength: 64 }),
+  spki_sha256: Type.String({ pattern: '^[A-Za-z0-9+/]{43}=$', maxLength: 44 }),
+})
+export type HubLanEndpoint = Static<typeof HubLanEndpoint>
+
 export const HubState = Type.Object({
   v: V,
   agent_version: Type.String({ maxLength: 64 }),
@@ -86,6 +99,7 @@ export const HubState = Type.Object({
    * before self-updates, and hubs run from a checkout, leave it out and are not told.
    */
   updatable: Type.Optional(Type.Boolean()),
+  lan: Type.Optional(HubLanEndpoint),
 })
 export type HubState = Static<typeof HubState>
 
@@ -254,6 +268,11 @@ export const HubCommand = Type.Union([
    * version updates itself to it (docs/hub-updates.md) and reports how it went in its state's `update`.
    */
   Type.Object({ v: V, command: Type.Literal('run_release'), version: ReleaseVersion }),
+  /**
+   * Fetch GET /agent-api/v1/lan-credentials again now (docs/lan-printing.md): the LAN API was enabled or
+   * disabled for the hub, or an API client of its account was made or revoked, or its printers changed.
+   */
+  Type.Object({ v: V, command: Type.Literal('refresh_lan') }),
 ])
 export type HubCommand = Static<typeof HubCommand>
 

@@ -1,5 +1,6 @@
 import { type Static, Type } from 'typebox'
 import { Scope } from './enums.ts'
+import { Printer } from './printer.ts'
 
 /** RFC 7517 §4 / RFC 8037 §2: an Ed25519 public key that checks the cloud's access tokens. */
 export const TokenKey = Type.Object(
@@ -34,11 +35,18 @@ export const LanClient = Type.Object(
 export type LanClient = Static<typeof LanClient>
 
 /**
- * GET /agent-api/v1/lan-credentials: what a hub needs to check its account's credentials while it cannot reach
- * the cloud. The hub keeps the latest one it fetched.
+ * GET /agent-api/v1/lan-credentials: what a hub needs to serve the print API on its LAN (docs/lan-printing.md)
+ * while it cannot reach the cloud: whether it may, its printers as the cloud shows them, and what it checks its
+ * account's credentials with. The hub keeps the latest one it fetched.
  */
 export const LanCredentialsDocument = Type.Object(
   {
+    lan_api_enabled: Type.Boolean({
+      description:
+        'whether the hub serves the print API on its LAN (off unless enabled for the hub); when false, no ' +
+        'client is listed',
+    }),
+    printers: Type.Array(Printer, { description: 'the hub’s printers as GET /api/v1/printers shows them' }),
     issuer: Type.String({ minLength: 1, description: 'the `iss` of the cloud’s access tokens (PUBLIC_URL)' }),
     token_keys: TokenKeySet,
     clients: Type.Array(LanClient, { description: 'every live API client of the hub’s account' }),

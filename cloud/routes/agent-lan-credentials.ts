@@ -47,6 +47,8 @@ export const agentLanCredentialRoutes: FastifyPluginAsync<AgentLanCredentialsOpt
       reply.header('cache-control', 'no-store')
       const clients = await storage.apiClients.listLiveWithSecrets(hubOf(request).account_id)
       return {
+        lan_api_enabled: true,
+        printers: [],
         issuer: accessTokens.issuer,
         token_keys: accessTokens.keySet,
         clients: clients.map((client) => ({

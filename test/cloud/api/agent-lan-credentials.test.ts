@@ -68,6 +68,8 @@ describe.each(['sqlite', 'postgres'] as const)('GET /agent-api/v1/lan-credential
     const body = res.json() as LanCredentialsDocument
     const jwks = (await cloud.app.inject({ url: '/.well-known/jwks.json' })).json()
     expect({ ...body, clients: [...body.clients].sort(byId) }).toStrictEqual({
+      lan_api_enabled: true,
+      printers: [],
       issuer: 'http://127.0.0.1:8080',
       token_keys: jwks,
       clients: [

@@ -46,6 +46,8 @@ function documentWith(key: SigningKey, clients = [TILL, OFFICE]): LanCredentials
     [OFFICE]: { client_id: OFFICE, scopes: ['printers:read'], secret_sha256: sha256('cs_office') },
   }
   return {
+    lan_api_enabled: true,
+    printers: [],
     issuer: ISSUER,
     token_keys: { keys: [key.jwk] },
     clients: clients.map((id) => known[id]!),

@@ -192,6 +192,8 @@ export const JobStatus = Type.Object({
    * and fingerprint) was taken on its LAN as this job, which prints instead.
    */
   duplicate_of: Type.Optional(Uuid),
+  /** With `cancelled`: the hub dropped the job unasked, cancelled on its LAN API (docs/lan-printing.md). */
+  on_lan: Type.Optional(Type.Literal(true)),
 })
 export type JobStatus = Static<typeof JobStatus>
 

@@ -307,7 +307,12 @@ export class Dispatcher {
       id,
       report.status,
       report.at,
-      { reason: report.failure_reason, detail: report.detail, duplicateOf: report.duplicate_of },
+      {
+        reason: report.failure_reason,
+        detail: report.detail,
+        duplicateOf: report.duplicate_of,
+        unasked: report.on_lan === true,
+      },
       (report.status === 'cancelled' && this.#cancelLogs.get(id)) || logger,
       agentId,
     )

@@ -2,6 +2,7 @@ import type { FastifyReply, FastifyRequest } from 'fastify'
 import fp from 'fastify-plugin'
 import { decodeProtectedHeader } from 'jose'
 import { ApiError } from '../../print-api/api-error.ts'
+import { BEARER, REALM, requireScopes, unauthorized } from '../../print-api/bearer-auth.ts'
 import { hashSecret } from '../../print-api/secrets.ts'
 import type { Scope } from '../../protocol/enums.ts'
 import { AssertionRefused, verifyAssertion } from '../developer/assertions.ts'
@@ -39,24 +40,6 @@ declare module 'fastify' {
   }
 }
 
-const REALM = 'realm="print-hub"'
-
-/** RFC 6750 §3: a request without credentials gets the challenge alone; a bad token gets error="invalid_token". */
-function unauthorized(
-  description: string | null,
-  code: 'invalid_token' | 'assertion_invalid' | 'assertion_replayed' = 'invalid_token',
-): ApiError {
-  const what = code === 'invalid_token' ? 'access token' : 'application assertion'
-  const message =
-    description === null ? `A bearer ${what} is required.` : `The ${what} is refused: ${description}.`
-  // error_description is ASCII without quotes or backslashes (RFC 6750 §3).
-  const challenge =
-    description === null
-      ? `Bearer ${REALM}`
-      : `Bearer ${REALM}, error="invalid_token", error_description="${message.replace(/[^\x20-\x21\x23-\x5b\x5d-\x7e]/g, '')}"`
-  return new ApiError(code, message, undefined, { 'www-authenticate': challenge })
-}
-
 /** Installation tokens carry this prefix, so that a lookup asks the one table that can hold the token. */
 export const INSTALLATION_TOKEN_PREFIX = 'ins'
 /** Three base64url parts: what an application assertion (a JWS) looks like. */
@@ -70,9 +53,6 @@ function isAccessTokenJwt(token: string): boolean {
     return false
   }
 }
-
-/** RFC 6750 §1.1 b64token. */
-const BEARER = /^Bearer +([A-Za-z0-9\-._~+/]+=*) *$/i
 
 export async function authenticate(
   storage: Storage,
@@ -141,17 +121,6 @@ export async function authenticateHub(storage: Storage, request: FastifyRequest)
     })
   }
   return agent
-}
-
-export function requireScopes(auth: AuthContext, required: readonly Scope[]): void {
-  const missing = required.filter((scope) => !auth.scopes.includes(scope))
-  if (missing.length === 0) return
-  throw new ApiError(
-    'insufficient_scope',
-    `The access token lacks the scope ${missing.join(' and ')}.`,
-    { required_scopes: required, missing_scopes: missing },
-    { 'www-authenticate': `Bearer ${REALM}, error="insufficient_scope", scope="${required.join(' ')}"` },
-  )
 }
 
 /** Authenticates every route that declares `config.scopes`, before its body is read. */

@@ -271,6 +271,37 @@ export class Spool {
       return { outcome: 'created', job: toJob(row) }
     })
 
+  /** The job an Idempotency-Key names on this hub (taken on the LAN, or offered by the cloud with it), if any. */
+  findByKey(endpoint: string, key: string): { job: SpooledJob; fingerprint: string } | undefined {
+    const held = this.#s.keyFind.get(endpoint, key)
+    const job = held && this.#s.find.get(held.print_job_id)
+    return held && job ? { job: toJob(job), fingerprint: held.fingerprint } : undefined
+  }
+
+  /**
+   * A cancel asked on the LAN API: a queued job is dropped (none of it reaches the printer) and the cloud told,
+   * as a LAN job's whole snapshot or, for a job the cloud offered, as `cancelled` unasked (`on_lan`). Answers
+   * the job's state afterwards, or undefined for a job the hub does not hold.
+   */
+  readonly cancelOnLan = (printJobId: string, now = new Date()): SpoolState | undefined =>
+    this.#write((): SpoolState | undefined => {
+      const at = now.toISOString()
+      const known = this.#s.find.get(printJobId)
+      if (!known) return undefined
+      if (known.state !== 'queued') return known.state
+      this.#s.move.run({ id: printJobId, from: 'queued', to: 'cancelled', at, reason: null, detail: null })
+      if (known.origin === 'lan') this.#pushLan(this.#s.find.get(printJobId)!, at)
+      else
+        this.#push('job-status', {
+          v: PROTOCOL_VERSION,
+          print_job_id: printJobId,
+          status: 'cancelled',
+          at,
+          on_lan: true,
+        })
+      return 'cancelled'
+    })
+
   /**
    * A cloud offer whose Idempotency-Key a LAN job took for the same request: that job's id (the offer is then
    * dropped, never printed). Otherwise the offer's key is recorded, so that the same request sent on the LAN

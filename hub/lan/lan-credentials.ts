@@ -87,6 +87,11 @@ export class LanCredentials {
     return this.#kept?.fetched_at ?? null
   }
 
+  /** The document kept (the LAN API's switch and the hub's printers as the cloud shows them), or null. */
+  get document(): LanCredentialsDocument | null {
+    return this.#kept?.document ?? null
+  }
+
   /**
    * Fetches the document (`fetch` GETs /agent-api/v1/lan-credentials with the hub's credential, e.g.
    * CloudClient.lanCredentials) and keeps it if it matches the protocol; throws otherwise, keeping the last one.

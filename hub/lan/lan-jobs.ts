@@ -12,7 +12,7 @@ import {
   type ResolvedPrintOptions,
 } from '../../protocol/print-job.ts'
 import type { Printer } from '../../protocol/printer.ts'
-import type { LanAcceptance, LanDocument, Spool, SpooledJob } from '../jobs/spool.ts'
+import type { LanAcceptance, LanDocument, Spool, SpooledJob, SpoolState } from '../jobs/spool.ts'
 
 /** A printer of this hub as the LAN API knows it: as the cloud shows it, and its key on the hub. */
 export interface LanPrinter extends Printer {
@@ -136,6 +136,22 @@ export class LanJobs {
     )
     if (taken.outcome === 'created') this.#o.wake(printer.printer_key)
     return taken
+  }
+
+  /** The job an Idempotency-Key names on this hub, and the fingerprint of the request it was made by. */
+  held(idempotency: JobIdempotency): { job: SpooledJob; fingerprint: string } | undefined {
+    return this.#o.spool.findByKey(idempotency.endpoint, idempotency.key)
+  }
+
+  /**
+   * Cancels a job that has not started (Spool.cancelOnLan): its state afterwards, or undefined for a job this
+   * hub does not hold. Its printer's worker is woken, as after the cloud's cancel.
+   */
+  cancel(printJobId: string): SpoolState | undefined {
+    const state = this.#o.spool.cancelOnLan(printJobId, this.#now())
+    const job = this.#o.spool.find(printJobId)
+    if (job) this.#o.wake(job.printer_key)
+    return state
   }
 
   /** A job this hub holds (taken on its LAN, or offered by the cloud). */

@@ -1,7 +1,7 @@
-import { createHash, generateKeyPairSync, type KeyObject, randomUUID } from 'node:crypto'
+import { createHash, generateKeyPairSync, randomUUID } from 'node:crypto'
 import { readFileSync, statSync } from 'node:fs'
 import path from 'node:path'
-import { calculateJwkThumbprint, decodeJwt, decodeProtectedHeader, exportJWK, SignJWT } from 'jose'
+import { decodeJwt, decodeProtectedHeader, SignJWT } from 'jose'
 import { afterEach, describe, expect, it } from 'vitest'
 import { HUB_TOKEN_KEY_FILE } from '../../../hub/lan/hub-token-key.ts'
 import {
@@ -11,8 +11,9 @@ import {
   type LanCredentialsOptions,
 } from '../../../hub/lan/lan-credentials.ts'
 import type { Scope } from '../../../protocol/enums.ts'
-import type { LanCredentialsDocument, TokenKey } from '../../../protocol/lan-credentials.ts'
+import type { LanCredentialsDocument } from '../../../protocol/lan-credentials.ts'
 import { tempDir } from '../../helpers/temp-dir.ts'
+import { type SigningKey, signCloudToken, signingKey, type TokenOptions } from './cloud-tokens.ts'
 
 // The hub's offline check of its account's API credentials (hub/lan/lan-credentials.ts), with real Ed25519 keys.
 
@@ -25,20 +26,6 @@ const TILL_SCOPES: Scope[] = ['printers:read', 'print_jobs:write', 'print_jobs:r
 const OFFICE = randomUUID()
 const NOW = Date.parse('2026-11-28T21:00:00Z')
 const MINUTE = 60_000
-
-interface SigningKey {
-  privateKey: KeyObject
-  jwk: TokenKey
-}
-
-async function signingKey(): Promise<SigningKey> {
-  const { privateKey, publicKey } = generateKeyPairSync('ed25519')
-  const { x } = await exportJWK(publicKey)
-  const kid = await calculateJwkThumbprint({ kty: 'OKP', crv: 'Ed25519', x: x as string })
-  return { privateKey, jwk: { kty: 'OKP', crv: 'Ed25519', x: x as string, kid, alg: 'EdDSA', use: 'sig' } }
-}
-
-const sha256 = (text: string) => createHash('sha256').update(text, 'utf8').digest('hex')
 
 function documentWith(key: SigningKey, clients = [TILL, OFFICE]): LanCredentialsDocument {
   const known: Record<string, LanCredentialsDocument['clients'][number]> = {
@@ -56,32 +43,11 @@ function documentWith(key: SigningKey, clients = [TILL, OFFICE]): LanCredentials
   }
 }
 
-interface TokenOptions {
-  key: SigningKey
-  header?: Record<string, unknown>
-  claims?: Record<string, unknown>
-  issuedAt?: number
-  ttlSeconds?: number
-}
+const sha256 = (text: string) => createHash('sha256').update(text, 'utf8').digest('hex')
 
-/** A token as the cloud signs them (cloud/auth/access-token-signer.ts): RFC 9068, EdDSA. */
-function cloudToken({ key, header = {}, claims = {}, issuedAt = NOW, ttlSeconds = 3600 }: TokenOptions) {
-  const iat = Math.floor(issuedAt / 1000)
-  return new SignJWT({
-    client_id: TILL,
-    account_id: ACCOUNT,
-    scope: 'print_jobs:write printers:read',
-    ...claims,
-  })
-    .setProtectedHeader({ alg: 'EdDSA', typ: 'at+jwt', kid: key.jwk.kid, ...header })
-    .setIssuer(ISSUER)
-    .setAudience(ISSUER)
-    .setSubject(String(claims.client_id ?? TILL))
-    .setJti(randomUUID())
-    .setIssuedAt(iat)
-    .setExpirationTime(iat + ttlSeconds)
-    .sign(key.privateKey)
-}
+/** A token of the till's client as the cloud signs it, at NOW unless told. */
+const cloudToken = (options: Omit<TokenOptions, 'issuer' | 'clientId' | 'accountId'>) =>
+  signCloudToken({ issuer: ISSUER, clientId: TILL, accountId: ACCOUNT, issuedAt: NOW, ...options })
 
 const base64url = (value: unknown) => Buffer.from(JSON.stringify(value)).toString('base64url')
 

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest'
-import { dispositionFilename, documentFilename } from '../../../cloud/fetch/filename.ts'
+import { dispositionFilename, documentFilename } from '../../../print-api/documents/filename.ts'
 
 describe('dispositionFilename', () => {
   it.each([

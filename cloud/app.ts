@@ -31,6 +31,7 @@ import { oauthTokenRoutes } from './routes/oauth-token.ts'
 import { onboardingRoutes } from './routes/onboarding.ts'
 import { pairingRoutes } from './routes/pairing.ts'
 import { partnerAccountRoutes } from './routes/partner-accounts.ts'
+import { partnerAgentRoutes } from './routes/partner-agents.ts'
 import { partnerEnrollmentRoutes } from './routes/partner-enrollments.ts'
 import { printJobRoutes } from './routes/print-jobs.ts'
 import { resourceListRoutes } from './routes/resource-lists.ts'
@@ -194,6 +195,7 @@ export async function buildApp(deps: AppDependencies): Promise<FastifyInstance> 
   const partner = { storage, publicUrl: config.publicUrl, enrollmentTtlHours: config.enrollmentTtlHours }
   await app.register(partnerAccountRoutes, partner)
   await app.register(partnerEnrollmentRoutes, partner)
+  await app.register(partnerAgentRoutes, partner)
   await app.register(documentRoutes, { intake, maxDocumentBytes: config.maxDocumentBytes })
   const agentApi = {
     storage,

@@ -23,6 +23,7 @@ import { AnnounceAfterReconnect } from './presence/announce-after-reconnect.ts'
 import { endEmbeddedSessions } from './presence/embedded-sessions.ts'
 import { HubPresence } from './presence/hub-presence.ts'
 import { HubStateReports } from './presence/hub-state.ts'
+import { watchLanChanges } from './presence/lan-refresh.ts'
 import { takeRevokedHubOffline } from './presence/revoked-hub.ts'
 import { reachableAddresses } from './reachable-addresses.ts'
 import { ReleaseCatalog } from './releases/release-catalog.ts'
@@ -55,6 +56,8 @@ export interface RunningCloud {
 
 /** How soon a revoked hub's MQTT session is closed (the CLI that revokes it has only the database). */
 const REVOCATION_CHECK_MS = 1000
+/** How often each node looks for LAN API changes to tell hubs of (presence/lan-refresh.ts). */
+const LAN_CHANGE_CHECK_MS = 1000
 
 /** What tests change beyond the configuration. */
 export interface CloudSeams {
@@ -187,6 +190,13 @@ export async function startCloud(
         logger: logger.child({ name: 'presence' }),
         handled: () => hubMessages.settled(),
       })
+    const lanChanges = watchLanChanges({
+      storage,
+      bus,
+      logger: logger.child({ name: 'presence' }),
+      intervalMs: LAN_CHANGE_CHECK_MS,
+    })
+    cleanups.push(() => lanChanges.stop())
     await presence.start()
     await hubStates.start()
     await dispatcher.start()

@@ -7,6 +7,7 @@ import { Housekeeping } from './jobs/housekeeping.ts'
 import { JobRequests } from './jobs/job-requests.ts'
 import { PrinterWorker } from './jobs/printer-worker.ts'
 import { Spool } from './jobs/spool.ts'
+import { LanServer, type LanServerOptions } from './lan/lan-server.ts'
 import { HealthPoller } from './printers/health-poller.ts'
 import type { AnyPrinterSpec } from './printers/ipp-printer-uri.ts'
 import type { TransportSpec } from './printers/printer-spec.ts'
@@ -59,6 +60,8 @@ export interface AgentOptions {
   renderWorkers?: number
   /** The self-update (hub/update/hub-updater.ts): told of each connect and of `run_release`. */
   updates?: AgentUpdates
+  /** The print API on the hub's LAN, while the cloud enables it for the hub (docs/lan-printing.md). */
+  lan?: Pick<LanServerOptions, 'port' | 'host' | 'addresses' | 'advertise' | 'refreshMs'>
   /** The session with the cloud; an MqttSession on `mqttUrl` by default (unit tests pass a fake). */
   openSession?(handlers: SessionHandlers): HubSession
   /** The cloud's agent API; a CloudClient on the identity's cloud URL by default. */
@@ -71,7 +74,7 @@ export interface AgentUpdates extends UpdateReport {
 }
 
 /** What the hub asks of the cloud's agent API once it runs. */
-export type HubCloud = Pick<CloudClient, 'download' | 'connection'>
+export type HubCloud = Pick<CloudClient, 'download' | 'connection' | 'lanCredentials'>
 
 /** Two: one printer's slow PDF does not hold another's, and a Pi keeps its memory. */
 export const DEFAULT_RENDER_WORKERS = 2
@@ -98,6 +101,7 @@ export class HubAgent {
   readonly #outbox: OutboxPump
   readonly #poller: HealthPoller
   readonly #housekeeping: Housekeeping
+  readonly #lan: LanServer
 
   constructor(options: AgentOptions) {
     this.#o = options
@@ -136,6 +140,7 @@ export class HubAgent {
       events,
       agentVersion: AGENT_VERSION,
       updates: options.updates,
+      lan: () => this.#lan.endpoint,
       logger,
     })
     this.#outbox = new OutboxPump({ spool: this.#spool, session, events, logger })
@@ -144,6 +149,18 @@ export class HubAgent {
       events,
       busy: (key) => this.#workers.get(key)?.busy ?? false,
       intervalMs: this.#t.healthIntervalMs,
+    })
+    this.#lan = new LanServer({
+      ...options.lan,
+      identity,
+      dataDir: options.dataDir,
+      documentsDir: this.#documentsDir,
+      spool: this.#spool,
+      registry: this.#registry,
+      events,
+      fetchCredentials: () => this.#cloud.lanCredentials(),
+      wake: (key) => this.#workers.get(key)?.wake(),
+      logger: logger.child({ name: 'lan' }),
     })
     this.#housekeeping = new Housekeeping({
       spool: this.#spool,
@@ -185,9 +202,11 @@ export class HubAgent {
     for (const key of this.#spool.printerKeysWithWork()) this.#workers.get(key)?.wake()
     this.#poller.start()
     this.#housekeeping.start()
+    void this.#lan.start()
   }
 
   async stop(): Promise<void> {
+    await this.#lan.stop()
     this.#poller.stop()
     this.#housekeeping.stop()
     await Promise.all([...this.#workers.values()].map((w) => w.stop()))

@@ -7,6 +7,7 @@ import { help, hubCommand, runHelp, usage } from './cli/usage.ts'
 import { CloudClient, CloudError } from './cloud/cloud-client.ts'
 import { CloudUrlError, parseCloudUrl } from './cloud/cloud-url.ts'
 import { type HubIdentity, readIdentity, writeIdentity } from './cloud/identity.ts'
+import { keepLastConnection, readLastConnection } from './cloud/last-connection.ts'
 import { untilCloudAnswers, type WaitForCloudOptions } from './cloud/wait-for-cloud.ts'
 import { discoverPrinters } from './discovery/index.ts'
 import { createHubLogger } from './logging.ts'
@@ -65,6 +66,21 @@ function renderWorkersFromEnv(env: NodeJS.ProcessEnv): number | undefined {
   if (!/^[1-8]$/.test(raw))
     throw new UsageError(`HUB_RENDER_WORKERS must be a whole number from 1 to 8 (got ${JSON.stringify(raw)})`)
   return Number(raw)
+}
+
+/** HUB_LAN_PORT, HUB_LAN_HOST, HUB_LAN_ADVERTISE: where the LAN print API listens, and whether it is advertised. */
+function lanFromEnv(env: NodeJS.ProcessEnv): { port?: number; host?: string; advertise?: boolean } {
+  const port = env.HUB_LAN_PORT
+  if (port !== undefined && !(/^\d{1,5}$/.test(port) && Number(port) >= 1 && Number(port) <= 65535))
+    throw new UsageError(`HUB_LAN_PORT must be a port number from 1 to 65535 (got ${JSON.stringify(port)})`)
+  const advertise = env.HUB_LAN_ADVERTISE
+  if (advertise !== undefined && advertise !== '0' && advertise !== '1')
+    throw new UsageError(`HUB_LAN_ADVERTISE must be 0 or 1 (got ${JSON.stringify(advertise)})`)
+  return {
+    ...(port !== undefined && { port: Number(port) }),
+    ...(env.HUB_LAN_HOST && { host: env.HUB_LAN_HOST }),
+    ...(advertise !== undefined && { advertise: advertise === '1' }),
+  }
 }
 
 function wholeMilliseconds(env: NodeJS.ProcessEnv, name: string): number | undefined {
@@ -132,6 +148,7 @@ async function run(args: string[]): Promise<void> {
   const cloudUrl = parseCloudUrl(values.cloud)
   const timings = timingsFromEnv(process.env)
   const renderWorkers = renderWorkersFromEnv(process.env)
+  const lan = lanFromEnv(process.env)
   const retryMaxMs = wholeMilliseconds(process.env, 'HUB_CLOUD_RETRY_MAX_MS') ?? 30_000
   const trialMs = wholeMilliseconds(process.env, 'HUB_UPDATE_TRIAL_MS') ?? DEFAULT_UPDATE_TRIAL_MS
   // Parsed here first so that a bad URI is a usage error before anything else happens.
@@ -197,7 +214,17 @@ async function run(args: string[]): Promise<void> {
   const printers: AnyPrinterSpec[] = [...(await discoverPrinters({ configured: rasterUris })), ...ippPrinters]
   const identity = await identityFor(cloudUrl, values.data, values.enroll, wait, printers)
   const client = new CloudClient(cloudUrl, identity.credential)
-  const connection = await untilCloudAnswers('connection', () => client.connection(), wait)
+  // A hub that connected before starts with the broker it was last told, without waiting for the cloud.
+  const lookUp = () => untilCloudAnswers('connection', () => client.connection(), wait)
+  const dataDir = values.data
+  const kept = readLastConnection(dataDir)
+  const connection = kept ?? (await lookUp())
+  if (!kept) keepLastConnection(dataDir, connection)
+  else
+    lookUp().then(
+      (latest) => keepLastConnection(dataDir, latest),
+      (error: unknown) => logger.warn({ err: error }, 'the cloud refused the connection lookup'),
+    )
   agent = new HubAgent({
     identity,
     mqttUrl: connection.mqtt_url,
@@ -210,6 +237,7 @@ async function run(args: string[]): Promise<void> {
     timings,
     renderWorkers,
     updates: updater,
+    lan,
   })
   agent.start()
   logger.info(

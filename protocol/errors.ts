@@ -257,6 +257,11 @@ export const ERROR_CODES = {
     error: 'not_found',
     description: 'No agent enrollment of this managed account has that id.',
   },
+  agent_not_found: {
+    status: 404,
+    error: 'not_found',
+    description: 'No hub of this managed account has that id (or it was revoked).',
+  },
   webhook_endpoint_not_found: {
     status: 404,
     error: 'not_found',

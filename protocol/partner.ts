@@ -181,6 +181,17 @@ export const CreateAgentEnrollmentRequest = Type.Object(
 )
 export type CreateAgentEnrollmentRequest = Static<typeof CreateAgentEnrollmentRequest>
 
+/** PATCH …/accounts/{relationshipId}/agents/{agentId}: what a partner changes of a managed account's hub. */
+export const UpdateManagedAgentRequest = Type.Object(
+  {
+    lan_api_enabled: Type.Boolean({
+      description: 'whether the hub serves the print API on its LAN while the cloud is out of reach',
+    }),
+  },
+  { title: 'UpdateManagedAgentRequest', additionalProperties: false },
+)
+export type UpdateManagedAgentRequest = Static<typeof UpdateManagedAgentRequest>
+
 export const PartnerIdempotencyKey = Type.String({
   minLength: 1,
   maxLength: 200,

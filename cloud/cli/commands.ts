@@ -8,6 +8,7 @@ import {
 } from './account-commands.ts'
 import { appCreate, appInstall, appKeyAdd } from './app-commands.ts'
 import { type Command, type Environment, UsageError } from './common.ts'
+import { hubLanDisable, hubLanEnable } from './hub-lan-commands.ts'
 import {
   accountList,
   accountShow,
@@ -59,8 +60,12 @@ const HANDLERS: Record<string, Command> = {
 export async function runCommand(argv: string[], env: Environment): Promise<object> {
   const [command, sub, ...rest] = argv
   if (command === 'mosquitto-config') return mosquittoConfig(argv.slice(1), env)
-  // Three words: `app key add`.
+  // Three words: `app key add`, `hub lan enable|disable`.
   if (command === 'app' && sub === 'key' && rest[0] === 'add') return appKeyAdd(rest.slice(1), env)
+  if (command === 'hub' && sub === 'lan') {
+    const lan = rest[0] === 'enable' ? hubLanEnable : rest[0] === 'disable' ? hubLanDisable : undefined
+    if (lan) return lan(rest.slice(1), env)
+  }
   const run = HANDLERS[`${command} ${sub}`]
   if (!run)
     throw new UsageError(command === undefined ? 'no command given' : `unknown command: ${argv.join(' ')}`)

@@ -79,6 +79,20 @@ export const COMMANDS: Record<string, CommandHelp> = {
     options: [['--id AGENT_ID', 'the hub']],
     env: DATA,
   },
+  'hub lan enable': {
+    usage: 'cloud hub lan enable AGENT_ID',
+    summary:
+      'let the hub serve the print API on its LAN (docs/lan-printing.md); a running cloud tells it within a second → the hub with its lan_api and account_id',
+    options: [['AGENT_ID', 'the hub']],
+    env: DATA,
+  },
+  'hub lan disable': {
+    usage: 'cloud hub lan disable AGENT_ID',
+    summary:
+      'stop the hub serving the print API on its LAN (the default); a running cloud tells it within a second → the hub with its lan_api and account_id',
+    options: [['AGENT_ID', 'the hub']],
+    env: DATA,
+  },
   'release pin': {
     usage: 'cloud release pin --account ACCOUNT_ID|--hub AGENT_ID --version X.Y.Z',
     summary:

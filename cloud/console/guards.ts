@@ -13,7 +13,10 @@ export async function requireUser(request: FastifyRequest, reply: FastifyReply):
   await reply.redirect(`/console/sign-in${next}`, 303)
 }
 
-/** preHandler of the pages only an owner uses (API clients, webhooks, users): a member gets a 403 page that says why. */
+/**
+ * preHandler of the pages only an owner uses (API clients, webhooks, users, a hub's LAN printing): a member gets a
+ * 403 page that says why.
+ */
 export async function requireOwner(request: FastifyRequest, reply: FastifyReply): Promise<void> {
   await requireUser(request, reply)
   if (reply.sent || request.consoleUser?.role === 'owner') return
@@ -25,7 +28,7 @@ export async function requireOwner(request: FastifyRequest, reply: FastifyReply)
       user: request.consoleUser,
       csrfToken: reply.generateCsrf(),
       body: html`<h1>Not allowed</h1>
-<p>Only an owner of this account can manage API clients, webhooks and users. Ask an owner if you need one.</p>`,
+<p>Only an owner of this account can manage API clients, webhooks and users, and turn a hub’s LAN printing on or off. Ask an owner if you need one.</p>`,
     }),
   )
 }

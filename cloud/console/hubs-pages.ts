@@ -9,7 +9,8 @@ import { isUuid } from '../uuid.ts'
 import { accountPrinters } from './account-printers.ts'
 import type { ConsoleOptions } from './console-context.ts'
 import { field } from './form-fields.ts'
-import { requireUser, userOf } from './guards.ts'
+import { requireOwner, requireUser, userOf } from './guards.ts'
+import { hubLanSection } from './hub-lan-section.ts'
 import { printerCountWords, printersByHub, versionWords } from './hub-view.ts'
 import { timeElement } from './job-view.ts'
 import { csrfField, type Html, html, type PageParts } from './layout.ts'
@@ -29,6 +30,11 @@ const DONE_NOTICES: Record<string, Notice> = {
     text: 'That enrollment was no longer pending (a hub used it, or it expired), so nothing changed.',
   },
   renamed: { kind: 'ok', text: 'The hub is renamed.' },
+  'lan-enabled': {
+    kind: 'ok',
+    text: 'LAN printing is on: the hub is told at once, and serves it while it is online or on its LAN.',
+  },
+  'lan-disabled': { kind: 'ok', text: 'LAN printing is off: the hub is told at once.' },
   removed: {
     kind: 'ok',
     text:
@@ -96,7 +102,8 @@ ${
 /**
  * The Hubs pages of the console (docs/console.md): the account's hubs and pending enrollments; add a hub (an
  * enrollment, issued as the operator CLI and the partner API issue them), revoke a pending enrollment, rename a
- * hub, and remove one (its credential revoked, as `cloud hub revoke` does, and its presence ended).
+ * hub, and remove one (its credential revoked, as `cloud hub revoke` does, and its presence ended). An owner
+ * turns a hub's LAN printing on or off, as `cloud hub lan enable|disable` does.
  */
 export const hubsPages: FastifyPluginAsync<ConsoleOptions> = async (app, { storage, config }) => {
   const send = (request: FastifyRequest, reply: FastifyReply, status: number, parts: SectionPageParts) =>
@@ -250,6 +257,7 @@ ${nameField('hub-name', parts.typedName ?? '')}
   ) => {
     const printers = printersByHub(await accountPrinters(storage, userOf(request).accountId))
     const own = printers.get(hub.agent_id) ?? []
+    const csrf = reply.generateCsrf()
     return send(request, reply, status, {
       title: hub.name,
       ...(parts.notice && { notice: parts.notice }),
@@ -266,9 +274,10 @@ ${nameField('hub-name', parts.typedName ?? '')}
       }</dd>
 <dt>Hub id</dt><dd><code>${hub.agent_id}</code></dd>
 </dl>
+${hubLanSection(hub, userOf(request).role === 'owner', csrf)}
 <h2>Rename</h2>
 <form class="stack" method="post" action="/console/hubs/${hub.agent_id}/rename">
-${csrfField(reply.generateCsrf())}
+${csrfField(csrf)}
 ${nameField('hub-rename', parts.typedName ?? hub.name)}
 <button type="submit">Rename hub</button>
 </form>
@@ -303,6 +312,28 @@ ${nameField('hub-rename', parts.typedName ?? hub.name)}
       return reply.redirect(`/console/hubs/${hub.agent_id}?done=renamed`, 303)
     },
   )
+
+  for (const [action, enabled] of [
+    ['enable', true],
+    ['disable', false],
+  ] as const)
+    app.post(
+      `/hubs/:id/lan/${action}`,
+      { schema: { hide: true }, preValidation: app.csrfProtection, preHandler: requireOwner },
+      async (request, reply) => {
+        const hub = await hubOf(request)
+        if (!hub) return hubNotFound(request, reply)
+        // Every cloud node tells the hub `refresh_lan` within a second (presence/lan-refresh.ts).
+        const at = new Date().toISOString()
+        if (!(await storage.agents.setLanApi(userOf(request).accountId, hub.agent_id, enabled, at)))
+          return hubNotFound(request, reply)
+        request.log.info(
+          { agent_id: hub.agent_id, lan_api_enabled: enabled },
+          'hub LAN API set in the console',
+        )
+        return reply.redirect(`/console/hubs/${hub.agent_id}?done=lan-${action}d`, 303)
+      },
+    )
 
   app.get('/hubs/:id/remove', { schema: { hide: true }, preHandler: requireUser }, async (request, reply) => {
     const hub = await hubOf(request)

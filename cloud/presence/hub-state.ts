@@ -14,8 +14,8 @@ export interface HubStateReportsOptions {
 }
 
 /**
- * A hub's state report, sent on each connect and after each health round: the version it runs and the
- * printers it has. A printer is online while its hub's latest report names it and its hub is online
+ * A hub's state report, sent on each connect and after each health round: the version it runs, where it
+ * serves its LAN API, and the printers it has. A printer is online while its hub's latest report names it and its hub is online
  * (hub-presence.ts), each written on its own, since several nodes may handle the two in either order.
  */
 export class HubStateReports {
@@ -35,7 +35,8 @@ export class HubStateReports {
   async #state(agentId: string, state: HubPayload<'state'>): Promise<void> {
     const { storage } = this.#o
     const at = new Date().toISOString()
-    const agent = await storage.agents.setReportedVersion(agentId, state.agent_version, at)
+    const report = { version: state.agent_version, lan: state.lan ?? null }
+    const agent = await storage.agents.recordState(agentId, report, at)
     if (!agent) return
     await storage.printers.syncFromHub(agent.account_id, agentId, state.printers, at)
     await this.#o.onState?.(agentId, state, agent)

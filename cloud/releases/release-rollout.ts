@@ -42,7 +42,7 @@ export class ReleaseRollout {
     this.#o = options
   }
 
-  /** `before`: the hub's record as its state report was stored (agents.setReportedVersion answers with it). */
+  /** `before`: the hub's record as its state report was stored (agents.recordState answers with it). */
   async stateReported(agentId: string, state: HubPayload<'state'>, before: HubReleaseRecord): Promise<void> {
     const { storage, bus, catalog, logger } = this.#o
     const update = state.update ?? null

@@ -14,9 +14,9 @@ export interface AgentLanCredentialsOptions {
 }
 
 /**
- * GET /agent-api/v1/lan-credentials: what a hub needs to check its own account's API credentials while it
- * cannot reach the cloud (the hub serves the print API on its LAN): the token keys, and each live API client
- * of the hub's account with the SHA-256 digest of its secret. A secret is 256 random bits (auth/secrets.ts),
+ * GET /agent-api/v1/lan-credentials: what a hub needs to serve the print API on its LAN while it cannot reach
+ * the cloud: whether it may (off unless enabled for the hub), its printers, the token keys, and, only while it
+ * may, each live API client of the hub's account with the SHA-256 digest of its secret. A secret is 256 random bits (auth/secrets.ts),
  * so its digest cannot be reversed to the secret: the digest lets the hub check a secret it is shown, never
  * present one. Installations of developer applications are not listed: only the account's own clients print
  * on the LAN.
@@ -45,10 +45,12 @@ export const agentLanCredentialRoutes: FastifyPluginAsync<AgentLanCredentialsOpt
     },
     async (request, reply) => {
       reply.header('cache-control', 'no-store')
-      const clients = await storage.apiClients.listLiveWithSecrets(hubOf(request).account_id)
+      const hub = hubOf(request)
+      const enabled = (await storage.agents.lanApiOf(hub.agent_id))?.enabled ?? false
+      const clients = enabled ? await storage.apiClients.listLiveWithSecrets(hub.account_id) : []
       return {
-        lan_api_enabled: true,
-        printers: [],
+        lan_api_enabled: enabled,
+        printers: await storage.printers.listOfAgent(hub.agent_id),
         issuer: accessTokens.issuer,
         token_keys: accessTokens.keySet,
         clients: clients.map((client) => ({

@@ -1,6 +1,8 @@
 import { randomUUID } from 'node:crypto'
 import type { Agent } from '../../protocol/agent.ts'
+import type { HubLanEndpoint } from '../../protocol/hub-messages.ts'
 import type { PageOf } from '../../protocol/pagination.ts'
+import { lanApiOf } from './agent-lan-api.ts'
 import { affected, type Sql } from './engine.ts'
 import { hubReportWrites } from './hub-reports.ts'
 import { pageAfter } from './paging.ts'
@@ -26,11 +28,28 @@ export interface AgentRepository {
   findByCredential(credentialHash: Buffer): Promise<AgentIdentity | undefined>
   findById(agentId: string): Promise<(Agent & { account_id: string }) | undefined>
   /**
-   * The hub reported its state, running `version`: returns what its release roll-out reads (its account, pins
-   * and latest update report) from the same statement (undefined: no such hub), since every hub reports its
-   * state on every connect and every health round.
+   * The hub reported its state, running `version`, serving its LAN API at `lan` (null: not serving it): returns
+   * what its release roll-out reads (its account, pins and latest update report) from the same statement
+   * (undefined: no such hub), since every hub reports its state on every connect and every health round.
    */
-  setReportedVersion(agentId: string, version: string, at: string): Promise<HubReleaseRecord | undefined>
+  recordState(
+    agentId: string,
+    report: { version: string; lan: HubLanEndpoint | null },
+    at: string,
+  ): Promise<HubReleaseRecord | undefined>
+  /**
+   * Enables or disables the LAN API for the account's hub unless it was revoked, noting when (the nodes tell
+   * the hub, presence/lan-refresh.ts); the hub as it is now, undefined when the account has no such hub.
+   */
+  setLanApi(accountId: string, agentId: string, enabled: boolean, at: string): Promise<Agent | undefined>
+  /** The hub's account and whether the LAN API is enabled for it; undefined when there is no such hub. */
+  lanApiOf(agentId: string): Promise<{ account_id: string; enabled: boolean } | undefined>
+  /**
+   * Hubs to tell `refresh_lan` about changes at or after `since` (an ISO time): each hub the LAN API was
+   * enabled or disabled for, and each LAN-enabled hub of an account an API client was made or revoked in since
+   * it was enabled; `at` is the change's time, so that one change is told once.
+   */
+  lanChangesSince(since: string): Promise<{ agent_id: string; at: string }[]>
   /** Revokes the hub's credential; undefined when there is no such hub. Revoking twice keeps the first time. */
   revoke(agentId: string, now: Date): Promise<{ agent_id: string; revoked_at: string } | undefined>
   /** Hubs revoked at or after `since` (an ISO time), oldest first. */
@@ -52,9 +71,20 @@ interface AgentRow {
   last_seen_at: string | null
   version: string | null
   created_at: string
+  lan_api_enabled: number
+  lan_endpoint: string | null
 }
 
-const AGENT_COLUMNS = ['agent_id', 'name', 'online', 'last_seen_at', 'version', 'created_at'] as const
+const AGENT_COLUMNS = [
+  'agent_id',
+  'name',
+  'online',
+  'last_seen_at',
+  'version',
+  'created_at',
+  'lan_api_enabled',
+  'lan_endpoint',
+] as const
 
 const toAgent = (row: AgentRow): Agent => ({
   agent_id: row.agent_id,
@@ -63,11 +93,22 @@ const toAgent = (row: AgentRow): Agent => ({
   last_seen_at: row.last_seen_at,
   version: row.version,
   created_at: row.created_at,
+  lan_api: lanApiOf(row.lan_api_enabled, row.lan_endpoint),
 })
 
 export function createAgentRepository(sql: Sql): AgentRepository {
   const { db } = sql
   const reports = hubReportWrites(sql)
+  async function findUnrevoked(accountId: string, agentId: string): Promise<Agent | undefined> {
+    const row = await db
+      .selectFrom('agents')
+      .select(AGENT_COLUMNS)
+      .where('account_id', '=', accountId)
+      .where('agent_id', '=', agentId)
+      .where('revoked_at', 'is', null)
+      .executeTakeFirst()
+    return row && toAgent(row)
+  }
   return {
     findByCredential: (credentialHash) =>
       db
@@ -109,7 +150,50 @@ export function createAgentRepository(sql: Sql): AgentRepository {
         .executeTakeFirst()
       return row && { ...toAgent(row), account_id: row.account_id }
     },
-    setReportedVersion: reports.setReportedVersion,
+    recordState: reports.recordState,
+    async setLanApi(accountId, agentId, enabled, at) {
+      const result = await db
+        .updateTable('agents')
+        .set({ lan_api_enabled: enabled ? 1 : 0, lan_api_changed_at: at })
+        .where('account_id', '=', accountId)
+        .where('agent_id', '=', agentId)
+        .where('revoked_at', 'is', null)
+        .executeTakeFirst()
+      if (affected(result) !== 1) return undefined
+      return findUnrevoked(accountId, agentId)
+    },
+    async lanApiOf(agentId) {
+      const row = await db
+        .selectFrom('agents')
+        .select(['account_id', 'lan_api_enabled'])
+        .where('agent_id', '=', agentId)
+        .executeTakeFirst()
+      return row && { account_id: row.account_id, enabled: row.lan_api_enabled === 1 }
+    },
+    async lanChangesSince(since) {
+      const toggled = await db
+        .selectFrom('agents')
+        .select(['agent_id', 'lan_api_changed_at as at'])
+        .where('lan_api_changed_at', '>=', since)
+        .where('revoked_at', 'is', null)
+        .execute()
+      const clientChanges = await db
+        .selectFrom('api_clients as c')
+        .innerJoin('agents as a', 'a.account_id', 'c.account_id')
+        .select(['a.agent_id', 'a.lan_api_changed_at', 'c.created_at', 'c.revoked_at'])
+        .where((eb) => eb.or([eb('c.created_at', '>=', since), eb('c.revoked_at', '>=', since)]))
+        .where('a.lan_api_enabled', '=', 1)
+        .where('a.revoked_at', 'is', null)
+        .execute()
+      return [
+        ...toggled.flatMap((row) => (row.at === null ? [] : [{ agent_id: row.agent_id, at: row.at }])),
+        ...clientChanges.flatMap((row) =>
+          [row.created_at, row.revoked_at]
+            .filter((at): at is string => at !== null && at >= since && at > (row.lan_api_changed_at ?? ''))
+            .map((at) => ({ agent_id: row.agent_id, at })),
+        ),
+      ]
+    },
     async insert(agent) {
       const row = {
         agent_id: agent.agent_id ?? randomUUID(),
@@ -123,7 +207,7 @@ export function createAgentRepository(sql: Sql): AgentRepository {
         .insertInto('agents')
         .values({ ...row, account_id: agent.account_id, online: row.online ? 1 : 0 })
         .execute()
-      return row
+      return { ...row, lan_api: lanApiOf(0, null) }
     },
     async listUnrevoked(accountId) {
       const rows = await db
@@ -135,16 +219,7 @@ export function createAgentRepository(sql: Sql): AgentRepository {
         .execute()
       return rows.map(toAgent)
     },
-    async findUnrevoked(accountId, agentId) {
-      const row = await db
-        .selectFrom('agents')
-        .select(AGENT_COLUMNS)
-        .where('account_id', '=', accountId)
-        .where('agent_id', '=', agentId)
-        .where('revoked_at', 'is', null)
-        .executeTakeFirst()
-      return row && toAgent(row)
-    },
+    findUnrevoked,
     rename: async (accountId, agentId, name) =>
       affected(
         await db

@@ -1,3 +1,4 @@
+import type { HubLanEndpoint } from '../../protocol/hub-messages.ts'
 import { valueByKey } from './batch-sql.ts'
 import { batchedOn, padded } from './batched.ts'
 import type { Sql } from './engine.ts'
@@ -19,16 +20,20 @@ export const HUB_REPORT_LINGER = { ms: 20, items: 64 }
  */
 export function hubReportWrites(sql: Sql) {
   const { db } = sql
-  const byAgent = (entries: readonly (readonly [string, string])[]) => valueByKey('agents.agent_id', entries)
-  const setReportedVersion = batchedOn(
+  const byAgent = <V extends string | null>(entries: readonly (readonly [string, V])[]) =>
+    valueByKey('agents.agent_id', entries)
+  const recordState = batchedOn(
     sql,
-    async (items: readonly { agentId: string; version: string; at: string }[]) => {
+    async (
+      items: readonly { agentId: string; version: string; lan: HubLanEndpoint | null; at: string }[],
+    ) => {
       const hubs = padded(items)
       const rows = await db
         .updateTable('agents')
         .set({
           version: byAgent(hubs.map((hub) => [hub.agentId, hub.version])),
           last_seen_at: byAgent(hubs.map((hub) => [hub.agentId, hub.at])),
+          lan_endpoint: byAgent(hubs.map((hub) => [hub.agentId, hub.lan && JSON.stringify(hub.lan)])),
         })
         .where(
           'agent_id',
@@ -58,7 +63,7 @@ export function hubReportWrites(sql: Sql) {
   )
 
   return {
-    setReportedVersion: (agentId: string, version: string, at: string) =>
-      setReportedVersion({ agentId, version, at }),
+    recordState: (agentId: string, report: { version: string; lan: HubLanEndpoint | null }, at: string) =>
+      recordState({ agentId, ...report, at }),
   }
 }

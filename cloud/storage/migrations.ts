@@ -563,11 +563,21 @@ export const MIGRATIONS: readonly Migration[] = [
     // docs/lan-printing.md. `origin`: 'cloud', or 'lan' for a job a hub took on its LAN API and reported
     // (lan-job). `idempotency`: JSON {endpoint, key, fingerprint}, offered to the hub so that the same request
     // sent on its LAN is answered with this job. `duplicate_of`: the LAN job that printed this job's request
-    // (the hub dropped this one).
+    // (the hub dropped this one). `agents.lan_api_enabled`: whether the hub may serve the print API on its LAN
+    // (off unless enabled); `lan_api_changed_at`: when it was last enabled or disabled, which every node looks
+    // for each second to tell the hub (presence/lan-refresh.ts), as it looks for API clients made and revoked
+    // (hence the indexes); `lan_endpoint`: JSON of the HubLanEndpoint of the hub's latest state report, null
+    // when that report had none.
     sql: () => `
       ALTER TABLE print_jobs ADD COLUMN origin TEXT NOT NULL DEFAULT 'cloud';
       ALTER TABLE print_jobs ADD COLUMN idempotency TEXT;
       ALTER TABLE print_jobs ADD COLUMN duplicate_of TEXT;
+      ALTER TABLE agents ADD COLUMN lan_api_enabled INTEGER NOT NULL DEFAULT 0;
+      ALTER TABLE agents ADD COLUMN lan_api_changed_at TEXT;
+      ALTER TABLE agents ADD COLUMN lan_endpoint TEXT;
+      CREATE INDEX agents_by_lan_change ON agents(lan_api_changed_at) WHERE lan_api_changed_at IS NOT NULL;
+      CREATE INDEX api_clients_by_creation ON api_clients(created_at);
+      CREATE INDEX api_clients_by_revocation ON api_clients(revoked_at) WHERE revoked_at IS NOT NULL;
     `,
   },
 ]

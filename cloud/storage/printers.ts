@@ -47,6 +47,8 @@ export interface PrinterRepository {
   /** As findById, with the printer's key on its hub. */
   findForJob(accountId: string, printerId: string): Promise<JobPrinter | undefined>
   list(accountId: string, limit: number, cursor?: string): Promise<PageOf<Printer> | undefined>
+  /** The hub's printers as `list` shows them, newest first, all of them (its LAN credentials document). */
+  listOfAgent(agentId: string): Promise<Printer[]>
   /**
    * Removes a printer no hub reports any more: it leaves every list and lookup, its jobs stay readable, and
    * it comes back if its hub reports it again. Refused while it is online or has unfinished jobs.
@@ -184,6 +186,16 @@ export function createPrinterRepository(sql: Sql): PrinterRepository {
     },
     findById,
     findForJob,
+    async listOfAgent(agentId) {
+      const rows = await db
+        .selectFrom('printers')
+        .select([...columns, onlineWithHub])
+        .where('agent_id', '=', agentId)
+        .where('removed_at', 'is', null)
+        .orderBy('seq', 'desc')
+        .execute()
+      return rows.map(toPrinter)
+    },
     list: (accountId, limit, cursor) =>
       pageAfter(db, {
         list: { table: 'printers', id: 'printer_id', scope: { account_id: accountId, removed_at: null } },

@@ -86,6 +86,12 @@ export interface AgentsTable {
   release_pin: string | null
   /** JSON of the hub's latest HubUpdate, as it reported it; null when it reported none. */
   update_report: string | null
+  /** 1 when the hub may serve the print API on its LAN (docs/lan-printing.md). */
+  lan_api_enabled: Generated<number>
+  /** When the LAN API was last enabled or disabled for the hub; null if never. */
+  lan_api_changed_at: Generated<string | null>
+  /** JSON of the HubLanEndpoint of the hub's latest state report; null when that report had none. */
+  lan_endpoint: Generated<string | null>
 }
 
 export interface PrintersTable {

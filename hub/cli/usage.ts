@@ -41,6 +41,9 @@ const ENVIRONMENT = `environment:
   HUB_RECHECK_MS                   how often a waiting job looks at its printer again (5000)
   HUB_RENDER_DEADLINE_MS           Ghostscript's time to render one PDF before the job fails (60000)
   HUB_RENDER_WORKERS               Ghostscript worker processes shared by the printers, 1 to 8 (2)
+  HUB_LAN_PORT                     HTTPS port of the LAN print API, while the cloud enables it (8443)
+  HUB_LAN_HOST                     address the LAN print API listens on (every interface)
+  HUB_LAN_ADVERTISE                1: advertise it with DNS-SD through Avahi; 0: do not (1)
   HUB_PRESENCE_CONFIRM_MS          how long the hub waits for the cloud to record it online before it
                                    announces itself again, doubling up to 5 minutes (20000)
   HUB_UPDATE_TRIAL_MS              how long a release the hub updated itself to has to connect to the cloud

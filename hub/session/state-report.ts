@@ -1,6 +1,6 @@
 import { arch, hostname, platform } from 'node:os'
 import type { Logger } from 'pino'
-import type { HubUpdate } from '../../protocol/hub-messages.ts'
+import type { HubLanEndpoint, HubUpdate } from '../../protocol/hub-messages.ts'
 import { PROTOCOL_VERSION } from '../../protocol/hub-messages.ts'
 import type { HubEvents } from '../hub-events.ts'
 import type { PrinterRegistry } from '../printers/registry.ts'
@@ -19,6 +19,8 @@ export interface StateReportOptions {
   events: HubEvents
   agentVersion: string
   updates?: UpdateReport
+  /** Where the hub serves the print API on its LAN, while it does (hub/lan/lan-server.ts). */
+  lan?(): HubLanEndpoint | undefined
   logger: Logger
 }
 
@@ -49,6 +51,7 @@ export class StateReport {
     const { session, registry, updates, agentVersion, logger } = this.#o
     if (!session.connected) return
     const update = updates?.report()
+    const lan = this.#o.lan?.()
     session
       .publish('state', {
         v: PROTOCOL_VERSION,
@@ -57,6 +60,7 @@ export class StateReport {
         printers: registry.report(),
         ...(update && { update }),
         ...(updates?.updatable && { updatable: true }),
+        ...(lan && { lan }),
       })
       .catch((error: unknown) => logger.debug({ err: error }, 'state not sent'))
   }

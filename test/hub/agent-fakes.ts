@@ -101,5 +101,8 @@ export function fakeCloud(documentOf: (sha256: string) => Buffer): HubCloud & { 
     async connection() {
       throw new Error('the fake cloud has no broker to give')
     },
+    async lanCredentials() {
+      throw new Error('the fake cloud keeps no LAN credentials')
+    },
   }
 }

@@ -4,15 +4,19 @@ import { generateSecret, hashSecret } from '../../../print-api/secrets.ts'
 import type { Scope } from '../../../protocol/enums.ts'
 import type { LanCredentialsDocument } from '../../../protocol/lan-credentials.ts'
 import { storageEngine } from '../storage/engines.ts'
-import { ALL_SCOPES, startTestCloud, type TestCloud } from '../test-cloud.ts'
+import { ALL_SCOPES, RECEIPT_PRINTER, startTestCloud, type TestCloud } from '../test-cloud.ts'
 import { bearer, expectInjectedError, ISO_DATE_TIME } from './api-helpers.ts'
 
 // GET /agent-api/v1/lan-credentials: what a hub checks its account's API credentials with while offline.
 
 const URL = '/agent-api/v1/lan-credentials'
 
-/** A hub of `accountId` enrolled as the enroll route does it; its credential. */
-async function enrolledHub(cloud: TestCloud, accountId: string): Promise<string> {
+/** A hub of `accountId` enrolled as the enroll route does it, its LAN API enabled unless told; its credential. */
+async function enrolledHub(cloud: TestCloud, accountId: string, lanApi = true): Promise<string> {
+  return (await enrolledHubWithId(cloud, accountId, lanApi)).credential
+}
+
+async function enrolledHubWithId(cloud: TestCloud, accountId: string, lanApi: boolean) {
   const credential = generateSecret('hub')
   const token = generateSecret('enr')
   await cloud.storage.enrollments.create(accountId, 'Hub', hashSecret(token), new Date(Date.now() + 3600_000))
@@ -23,7 +27,8 @@ async function enrolledHub(cloud: TestCloud, accountId: string): Promise<string>
     new Date(),
   )
   if (claimed.outcome !== 'claimed') throw new Error(`claim: ${claimed.outcome}`)
-  return credential
+  if (lanApi) await cloud.storage.agents.setLanApi(accountId, claimed.agentId, true, new Date().toISOString())
+  return { credential, agentId: claimed.agentId }
 }
 
 /** An API client of the account, made as the console makes them; its id and secret. */
@@ -103,6 +108,53 @@ describe.each(['sqlite', 'postgres'] as const)('GET /agent-api/v1/lan-credential
     expect(await ids()).toStrictEqual([shop.clientId])
     await cloud.storage.apiClients.revoke(shop.clientId, new Date())
     expect(await ids()).toStrictEqual([])
+  })
+
+  it("lists the hub's own printers as GET /api/v1/printers shows them, and no other hub's", async () => {
+    const cloud = await start()
+    const shop = await cloud.createAccount()
+    const hub = await enrolledHubWithId(cloud, shop.accountId, true)
+    const counter = await cloud.storage.printers.insert({
+      account_id: shop.accountId,
+      agent_id: hub.agentId,
+      name: 'Counter',
+      capabilities: RECEIPT_PRINTER,
+      reported: true,
+    })
+    const listed = (
+      await cloud.app.inject({ url: '/api/v1/printers', headers: bearer(await shop.token()) })
+    ).json() as { data: { printer_id: string }[] }
+    expect(listed.data.map((p) => p.printer_id).sort()).toStrictEqual(
+      [counter.printer_id, shop.receiptPrinterId, shop.labelPrinterId].sort(),
+    )
+    const body = (await fetchAs(cloud, hub.credential)).json() as LanCredentialsDocument
+    expect(body.printers).toStrictEqual(listed.data.filter((p) => p.printer_id === counter.printer_id))
+  })
+
+  it('answers a hub the LAN API is not enabled for (the default) with no client at all', async () => {
+    const cloud = await start()
+    const shop = await cloud.createAccount()
+    const hub = await enrolledHubWithId(cloud, shop.accountId, false)
+    const res = await fetchAs(cloud, hub.credential)
+    expect(res.statusCode, res.body).toBe(200)
+    expect(res.json()).toStrictEqual({
+      lan_api_enabled: false,
+      printers: [],
+      issuer: 'http://127.0.0.1:8080',
+      token_keys: (await cloud.app.inject({ url: '/.well-known/jwks.json' })).json(),
+      clients: [],
+      access_token_ttl_seconds: 3600,
+      generated_at: expect.stringMatching(ISO_DATE_TIME),
+    })
+    expect(res.body).not.toContain(shop.clientId)
+
+    // Enabled, then disabled again.
+    const at = new Date().toISOString()
+    await cloud.storage.agents.setLanApi(shop.accountId, hub.agentId, true, at)
+    expect(((await fetchAs(cloud, hub.credential)).json() as LanCredentialsDocument).clients).toHaveLength(1)
+    await cloud.storage.agents.setLanApi(shop.accountId, hub.agentId, false, at)
+    const disabled = (await fetchAs(cloud, hub.credential)).json() as LanCredentialsDocument
+    expect([disabled.lan_api_enabled, disabled.clients]).toStrictEqual([false, []])
   })
 
   it('refuses a request without the hub credential, with a wrong one, or with an API token (401)', async () => {

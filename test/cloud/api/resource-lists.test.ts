@@ -84,6 +84,15 @@ describe('GET /api/v1/agents', () => {
       last_seen_at: seen,
       version: '1.4.2',
     })
+    // Its LAN API on, and served where its latest state report says.
+    await cloud.storage.agents.setLanApi(shop.accountId, newer.agent_id, true, seen)
+    const lan = {
+      port: 8443,
+      addresses: ['192.168.1.9', 'fd00::9'],
+      cert_sha256: 'e'.repeat(64),
+      spki_sha256: `${'P'.repeat(43)}=`,
+    }
+    await cloud.storage.agents.recordState(newer.agent_id, { version: '1.4.2', lan }, seen)
     const page = await get<Agent>('/api/v1/agents')
     expect(page.next_cursor).toBeNull()
     expect(page.data).toStrictEqual([
@@ -94,6 +103,14 @@ describe('GET /api/v1/agents', () => {
         last_seen_at: seen,
         version: '1.4.2',
         created_at: expect.stringMatching(ISO_DATE_TIME),
+        lan_api: {
+          enabled: true,
+          endpoint: {
+            urls: ['https://192.168.1.9:8443/', 'https://[fd00::9]:8443/'],
+            cert_sha256: lan.cert_sha256,
+            spki_sha256: lan.spki_sha256,
+          },
+        },
       },
       {
         agent_id: shop.agentId,
@@ -102,6 +119,7 @@ describe('GET /api/v1/agents', () => {
         last_seen_at: null,
         version: null,
         created_at: expect.stringMatching(ISO_DATE_TIME),
+        lan_api: { enabled: false, endpoint: null },
       },
     ])
     expect(page.data[0]!.agent_id).toMatch(UUID)

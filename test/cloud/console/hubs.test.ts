@@ -60,7 +60,11 @@ describe('console hubs pages', () => {
   it('lists the account’s hubs with online state, last seen, version and printers, and its pending enrollments', async () => {
     const { account, member } = await freshAccount()
     const { storage } = h.cloud
-    await storage.agents.setReportedVersion(account.agentId, '1.4.2', '2026-11-24T10:00:00.000Z')
+    await storage.agents.recordState(
+      account.agentId,
+      { version: '1.4.2', lan: null },
+      '2026-11-24T10:00:00.000Z',
+    )
     const spare = await storage.agents.insert({
       account_id: account.accountId,
       name: 'Spare',

@@ -38,7 +38,11 @@ describe('console overview', () => {
     const { storage } = h.cloud
     const account = await h.cloud.createAccount('Overview shop')
     // The account's first hub (online, printers Receipts online and Labels offline, neither reported health).
-    await storage.agents.setReportedVersion(account.agentId, '1.4.2', '2026-11-24T10:00:00.000Z')
+    await storage.agents.recordState(
+      account.agentId,
+      { version: '1.4.2', lan: null },
+      '2026-11-24T10:00:00.000Z',
+    )
     // A second hub that reported two printers at 09:00 and went offline at 11:00.
     const back = await storage.agents.insert({
       account_id: account.accountId,

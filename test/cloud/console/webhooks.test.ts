@@ -277,7 +277,7 @@ describe('console Webhooks pages', () => {
     const forbidden = await member.get('/console/webhooks')
     expect(forbidden.statusCode).toBe(403)
     expect(forbidden.body).toContain(
-      'Only an owner of this account can manage API clients, webhooks and users.',
+      'Only an owner of this account can manage API clients, webhooks and users',
     )
     expect((await member.get('/console')).body).not.toContain('href="/console/webhooks"')
     expect((await postForm(member, '/console', `/console/webhooks/${id}/delete`, [])).statusCode).toBe(403)

@@ -10,7 +10,7 @@ export const RETURN_URI = 'https://pos.example/onboarding/done'
 /** A partner application and requests signed with a fresh assertion each. */
 export interface Partner extends TestApplication {
   request(
-    method: 'GET' | 'POST',
+    method: 'GET' | 'POST' | 'PATCH',
     url: string,
     options?: { payload?: unknown; idempotencyKey?: string },
   ): Promise<LightMyRequestResponse>

@@ -68,9 +68,9 @@ describe('release roll-out: what a hub is told after its state report (real SQLi
   const told = () => sent.map((s) => s.payload)
   /** As the dispatcher hands a state report on: stored first, then told with the hub as stored. */
   const report = async (agentId: string, reported: HubPayload<'state'>) => {
-    const stored = await storage.agents.setReportedVersion(
+    const stored = await storage.agents.recordState(
       agentId,
-      reported.agent_version,
+      { version: reported.agent_version, lan: null },
       new Date().toISOString(),
     )
     if (stored) await rollout.stateReported(agentId, reported, stored)

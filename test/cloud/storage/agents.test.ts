@@ -9,7 +9,7 @@ describe.each(ENGINES)('hubs on %s', (engine) => {
     const accountId = (await t.storage.accounts.create('Shop')).account_id
     const hub = (await t.storage.agents.insert({ account_id: accountId, name: 'hub' })).agent_id
     const at = '2026-11-24T12:00:00.000Z'
-    expect(await t.storage.agents.setReportedVersion(hub, '1.2.3', at)).toEqual({
+    expect(await t.storage.agents.recordState(hub, { version: '1.2.3', lan: null }, at)).toEqual({
       agent_id: hub,
       account_id: accountId,
       version: '1.2.3',
@@ -21,7 +21,7 @@ describe.each(ENGINES)('hubs on %s', (engine) => {
     await t.storage.releasePins.pinAccount(accountId, '1.3.0')
     await t.storage.releasePins.pinHub(hub, '1.2.9')
     await t.storage.releasePins.recordUpdate(hub, update)
-    const record = await t.storage.agents.setReportedVersion(hub, '1.2.4', at)
+    const record = await t.storage.agents.recordState(hub, { version: '1.2.4', lan: null }, at)
     expect(record).toEqual(await t.storage.releasePins.forHub(hub))
     expect(record).toEqual({
       agent_id: hub,
@@ -33,7 +33,11 @@ describe.each(ENGINES)('hubs on %s', (engine) => {
     })
     expect(await t.storage.agents.findById(hub)).toMatchObject({ version: '1.2.4', last_seen_at: at })
     expect(
-      await t.storage.agents.setReportedVersion('00000000-0000-4000-8000-000000000000', '1.2.4', at),
+      await t.storage.agents.recordState(
+        '00000000-0000-4000-8000-000000000000',
+        { version: '1.2.4', lan: null },
+        at,
+      ),
     ).toBeUndefined()
   })
 })

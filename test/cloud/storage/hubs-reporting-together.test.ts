@@ -94,7 +94,11 @@ describe.each(ENGINES)('hubs reporting together on %s', (engine) => {
     const [records] = await Promise.all([
       Promise.all(
         hubs.map((hub, i) =>
-          t.storage.agents.setReportedVersion(hub, `1.${i}.0`, `2026-11-27T09:00:1${i}.000Z`),
+          t.storage.agents.recordState(
+            hub,
+            { version: `1.${i}.0`, lan: null },
+            `2026-11-27T09:00:1${i}.000Z`,
+          ),
         ),
       ),
       t.storage.printers.syncFromHub(

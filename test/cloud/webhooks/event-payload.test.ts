@@ -53,6 +53,7 @@ const agent: Agent = {
   last_seen_at: '2026-11-28T12:00:00.000Z',
   version: '1.2.0',
   created_at: '2026-11-01T00:00:00.000Z',
+  lan_api: { enabled: false, endpoint: null },
 }
 
 /** The subjects of ACCOUNT only, as the repositories answer them. */

@@ -44,6 +44,8 @@ async function enrolledHub(test: TestCloud, base: string, accountId: string) {
   const client = new CloudClient(base)
   const enrolled = await client.enroll(enrollmentToken, 'pi', '1.0.0')
   client.setCredential(enrolled.credential)
+  // Off unless enabled for the hub: a hub it is not enabled for gets no client at all.
+  await test.storage.agents.setLanApi(accountId, enrolled.agent_id, true, new Date().toISOString())
   const dir = tempDir('lan-e2e-')
   dirs.push(dir)
   const lan = new LanCredentials({

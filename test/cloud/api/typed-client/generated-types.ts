@@ -7,6 +7,8 @@ import ts from 'typescript'
 
 const REPO = path.resolve(import.meta.dirname, '../../../..')
 export const BACKEND_FILE = path.join(import.meta.dirname, 'backend.ts')
+/** The docs' till that falls back to its hub's LAN API (docs/lan-printing.md), checked the same way. */
+export const TILL_EXAMPLE_FILE = path.join(REPO, 'docs/examples/till-fallback.ts')
 
 /**
  * Writes `openapi.ts` in `dir`: the types openapi-typescript generates from `document`, with binary strings
@@ -37,7 +39,7 @@ export async function typeCheckBackend(
       typeRoots: [path.join(REPO, 'node_modules/@types')],
     },
     include: [],
-    files: [BACKEND_FILE],
+    files: [BACKEND_FILE, TILL_EXAMPLE_FILE],
   }
   const configFile = path.join(dir, 'tsconfig.json')
   writeFileSync(configFile, JSON.stringify(config, null, 2))

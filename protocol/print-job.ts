@@ -198,6 +198,16 @@ export const PrintJob = Type.Object(
       description:
         'Additive: why a pending or reserved job is not printing yet, as its hub reported it; null otherwise.',
     }),
+    origin: Type.Enum(['cloud', 'lan'], {
+      description:
+        "Additive: where the job was submitted: `cloud`, or `lan` on its hub's LAN print API (while the shop's " +
+        'internet was down, say); a LAN job keeps the id the hub gave it.',
+    }),
+    duplicate_of: Type.Union([Uuid, Type.Null()], {
+      description:
+        "Additive: the job that printed this job's request instead: the same request (the same Idempotency-Key) " +
+        "was taken on the hub's LAN first, so this one was dropped (`cancelled`, none of it printed). Null otherwise.",
+    }),
   },
   { title: 'PrintJob', additionalProperties: false },
 )

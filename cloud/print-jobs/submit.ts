@@ -90,6 +90,8 @@ export function createPrintJobSubmitter(
         failure_reason: null,
         failure_detail: null,
         waiting_reason: null,
+        origin: 'cloud',
+        duplicate_of: null,
       }
       let entered: JobEntered
       try {

@@ -139,6 +139,8 @@ interface JobRow {
   failure_reason: string | null
   failure_detail: string | null
   waiting_reason: PrintJob['waiting_reason']
+  origin: PrintJob['origin']
+  duplicate_of: string | null
   mime_type: string
   format: PrintJob['document_format']
   raw_language: PrintJob['document_raw_language']
@@ -162,6 +164,8 @@ const toJob = (row: JobRow): PrintJob => {
     failure_reason: row.failure_reason,
     failure_detail: row.failure_detail,
     waiting_reason: row.waiting_reason,
+    origin: row.origin,
+    duplicate_of: row.duplicate_of,
   }
 }
 

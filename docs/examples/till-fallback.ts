@@ -49,7 +49,8 @@ export function pinnedToHub(certSha256: string): Agent {
     connect(options, callback) {
       connect(options, (error, socket) => {
         if (error !== null) return callback(error, null)
-        const presented = 'getPeerCertificate' in socket ? socket.getPeerCertificate().fingerprint256 : undefined
+        const presented =
+          'getPeerCertificate' in socket ? socket.getPeerCertificate().fingerprint256 : undefined
         if (presented?.replaceAll(':', '').toLowerCase() !== certSha256) {
           socket.destroy()
           return callback(new Error('the hub presented a certificate the cloud did not publish'), null)

@@ -27,6 +27,8 @@ export interface SpooledJob {
   completed_at: string | null
   failure_reason: string | null
   failure_detail: string | null
+  /** For a cloud offer dropped because its request printed on the LAN: that LAN job's id. */
+  duplicate_of: string | null
 }
 
 /**
@@ -104,6 +106,7 @@ const toJob = (row: JobRow): SpooledJob => ({
   completed_at: row.completed_at,
   failure_reason: row.failure_reason,
   failure_detail: row.failure_detail,
+  duplicate_of: row.duplicate_of,
 })
 
 /** The status the cloud shows for a spool state: a job in the spool is `reserved` until it starts. */

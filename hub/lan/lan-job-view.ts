@@ -42,5 +42,7 @@ export function lanJobView(job: SpooledJob): PrintJob {
     failure_reason: job.state === 'failed' ? (job.failure_reason ?? 'printer_error') : null,
     failure_detail: job.state === 'failed' ? job.failure_detail : null,
     waiting_reason: null,
+    origin: job.origin,
+    duplicate_of: job.duplicate_of,
   }
 }

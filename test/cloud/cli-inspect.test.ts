@@ -156,6 +156,8 @@ describe('cloud CLI: listing, showing and removing', () => {
           failure_reason: null,
           failure_detail: null,
           waiting_reason: null,
+          origin: 'cloud',
+          duplicate_of: null,
         },
         1000,
       )

@@ -120,6 +120,8 @@ describe('housekeeping (real SQLite file and blob directory)', () => {
         failure_reason: null,
         failure_detail: null,
         waiting_reason: null,
+        origin: 'cloud',
+        duplicate_of: null,
       },
       1000,
     )

@@ -180,6 +180,8 @@ describe('jobs taken on a hub’s LAN, and Idempotency-Keys offered to hubs (doc
       status: 'reserved',
       created_at: taken.created_at,
       reserved_at: taken.created_at,
+      origin: 'lan',
+      duplicate_of: null,
     })
     expect(await row(taken.print_job_id)).toMatchObject({ origin: 'lan', account_id: seed.accountId })
     const list = await api<{ data: PrintJob[] }>('GET', '/api/v1/print-jobs?limit=100')
@@ -271,6 +273,40 @@ describe('jobs taken on a hub’s LAN, and Idempotency-Keys offered to hubs (doc
       status: 'cancelled',
       duplicate_of: printedOnLan,
     })
+    const { body } = await api<PrintJob>('GET', `/api/v1/print-jobs/${created.body.print_job_id}`)
+    expect(body).toMatchObject({ status: 'cancelled', origin: 'cloud', duplicate_of: printedOnLan })
+  })
+
+  it('cancels a cloud job its hub dropped because it was cancelled on the LAN', async () => {
+    const created = await api<PrintJob>('POST', CREATE_FROM_BASE64, receipt())
+    await vi.waitFor(
+      () => expect(offers.map((o) => o.print_job_id)).toContain(created.body.print_job_id),
+      POLL,
+    )
+    await publishAs(client, hub.agent_id, 'job-status', {
+      print_job_id: created.body.print_job_id,
+      status: 'cancelled',
+      at: new Date().toISOString(),
+      on_lan: true,
+    })
+    await handled()
+    const { body } = await api<PrintJob>('GET', `/api/v1/print-jobs/${created.body.print_job_id}`)
+    expect(body).toMatchObject({ status: 'cancelled', duplicate_of: null })
+  })
+
+  it('leaves a cloud job alone when its hub says it was dropped, unasked and not on the LAN', async () => {
+    const created = await api<PrintJob>('POST', CREATE_FROM_BASE64, receipt())
+    await vi.waitFor(
+      () => expect(offers.map((o) => o.print_job_id)).toContain(created.body.print_job_id),
+      POLL,
+    )
+    await publishAs(client, hub.agent_id, 'job-status', {
+      print_job_id: created.body.print_job_id,
+      status: 'cancelled',
+      at: new Date().toISOString(),
+    })
+    await handled()
+    expect((await row(created.body.print_job_id))?.status).not.toBe('cancelled')
   })
 
   it('leaves a cloud job alone when another hub says it dropped it as a duplicate', async () => {

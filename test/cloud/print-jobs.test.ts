@@ -67,6 +67,8 @@ describe('print jobs', () => {
       failure_reason: null,
       failure_detail: null,
       waiting_reason: null,
+      origin: 'cloud',
+      duplicate_of: null,
     })
     const fetched = await get(`/api/v1/print-jobs/${job.print_job_id}`)
     expect(fetched.statusCode).toBe(200)

@@ -126,7 +126,12 @@ describe('printing through the hub’s LAN while the link to the cloud is cut', 
     expect((await backend.request('GET', `/api/v1/print-jobs/${printed.job.print_job_id}`)).status).toBe(404)
     restore()
     const seen = await backend.waitForJob(printed.job.print_job_id, ['printed'], 30_000)
-    expect(seen).toMatchObject({ printer_id: printerId, status: 'printed', document_format: 'raw' })
+    expect(seen).toMatchObject({
+      printer_id: printerId,
+      status: 'printed',
+      document_format: 'raw',
+      origin: 'lan',
+    })
     expect(
       (await backend.allJobs()).filter((job) => job.print_job_id === printed.job.print_job_id),
     ).toHaveLength(1)
@@ -183,7 +188,11 @@ describe('printing through the hub’s LAN while the link to the cloud is cut', 
     await expect.poll(async () => (await onHub(onLan.job)).status, POLL).toBe('printed')
     restore()
     const dropped = await backend.waitForJob(sent.body.print_job_id, ['cancelled', 'printed'], 30_000)
-    expect(dropped.status).toBe('cancelled')
+    expect(dropped).toMatchObject({
+      status: 'cancelled',
+      origin: 'cloud',
+      duplicate_of: onLan.job.print_job_id,
+    })
     await backend.waitForJob(onLan.job.print_job_id, ['printed'], 30_000)
     expect(copiesOf(bytes)).toBe(1)
   })

@@ -40,7 +40,7 @@ interface OpenApiDocument {
 
 /** The spec's print job fields (Resources → Print job), each always present. */
 /** Why a job waits (issue 7.6), additive within v1. */
-const ADDITIVE_PRINT_JOB_FIELDS = ['waiting_reason', 'failure_detail']
+const ADDITIVE_PRINT_JOB_FIELDS = ['waiting_reason', 'failure_detail', 'origin', 'duplicate_of']
 const PRINT_JOB_FIELDS = [
   'print_job_id',
   'document_id',

@@ -38,6 +38,8 @@ function job(format: 'pdf' | 'raw'): DispatchableJob {
     failure_reason: null,
     failure_detail: null,
     waiting_reason: null,
+    origin: 'cloud',
+    duplicate_of: null,
     account_id: '00000000-0000-4000-8000-000000000004',
     agent_id: '00000000-0000-4000-8000-000000000005',
     printer_key: 'receipt-1',

@@ -75,6 +75,8 @@ describe.each(ENGINES)('document repository on %s: quota and retention', (engine
     failure_reason: null,
     failure_detail: null,
     waiting_reason: null,
+    origin: 'cloud',
+    duplicate_of: null,
   })
   /** A job of the document, left in `status` (finished at `completedAt` when given). */
   const jobOf = async (d: Document, status: PrintJobStatus, completedAt: number | null = null) => {

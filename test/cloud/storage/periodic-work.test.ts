@@ -95,6 +95,8 @@ describe('periodic work of two nodes on one PostgreSQL database', () => {
       failure_reason: null,
       failure_detail: null,
       waiting_reason: null,
+      origin: 'cloud',
+      duplicate_of: null,
     }
     expect(await insertWithinCapacity(first.storage, accountId, job, 1000)).toBe(true)
     if (offered) {

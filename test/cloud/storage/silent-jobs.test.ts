@@ -56,6 +56,8 @@ describe.each(ENGINES)('silent jobs on %s', (engine) => {
       failure_reason: null,
       failure_detail: null,
       waiting_reason: null,
+      origin: 'cloud',
+      duplicate_of: null,
     }
     expect(await insertWithinCapacity(shop.t.storage, shop.accountId, printJob, 1000)).toBe(true)
     if (Object.keys(columns).length > 0)

@@ -72,6 +72,8 @@ export async function jobOfNewDocument(
     failure_reason: null,
     failure_detail: null,
     waiting_reason: null,
+    origin: 'cloud',
+    duplicate_of: null,
   }
 }
 

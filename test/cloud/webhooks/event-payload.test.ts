@@ -32,6 +32,8 @@ const printedJob: PrintJob = {
   failure_reason: null,
   failure_detail: null,
   waiting_reason: null,
+  origin: 'cloud',
+  duplicate_of: null,
 }
 
 const printer: Printer = {
@@ -105,6 +107,8 @@ describe('renderEventBody', () => {
       failure_reason: null,
       failure_detail: null,
       waiting_reason: null,
+      origin: 'cloud',
+      duplicate_of: null,
     }
     const body = await render(delivery('print_job.printing', JOB_ID, snapshot))
     expect(Object.keys(body)).toEqual(['id', 'type', 'timestamp', 'account_id', 'data'])

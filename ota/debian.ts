@@ -75,6 +75,8 @@ export function stageControl(
     'Maintainer: Print Hub releases <releases@print-hub.invalid>',
     `Installed-Size: ${fields.installedSizeKb}`,
     `Depends: ${fields.depends.join(', ')}`,
+    // DNS-SD for the LAN print API (docs/lan-printing.md); the hub works without it.
+    'Recommends: avahi-daemon, avahi-utils',
     'Section: misc',
     'Priority: optional',
     // At most 80 characters a line (Debian policy §5.6.13).

@@ -41,6 +41,9 @@ export const APPLIANCE_PACKAGES = [
   'iproute2',
   'wpasupplicant',
   'openssh-server',
+  // DNS-SD: tills find the hub's LAN print API without configuration (docs/lan-printing.md).
+  'avahi-daemon',
+  'avahi-utils',
   'ca-certificates',
   'cloud-guest-utils',
   'fdisk',

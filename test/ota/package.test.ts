@@ -86,6 +86,8 @@ describe('the Debian package', () => {
     expect(depends).toEqual(expect.arrayContaining(['ghostscript', 'libgs10', 'libudev1', 'adduser']))
     // The runtime is carried, not a dependency (Debian 12's nodejs is 18).
     expect(depends?.some((d) => d.startsWith('nodejs'))).toBe(false)
+    // DNS-SD for the LAN print API: recommended, since the hub works without it.
+    expect(info).toMatch(/^ Recommends: avahi-daemon, avahi-utils$/m)
     for (const script of ['postinst', 'prerm', 'postrm'])
       expect(info).toMatch(new RegExp(` ${script} .*#!/bin/sh`))
     expect(info).toContain(' conffiles')

@@ -117,4 +117,24 @@ describe('fault-and-race verdict', () => {
     ])
       expect(said).toMatch(expected)
   })
+
+  it('judges a request the cloud took and the hub’s LAN printed by the job that printed it', () => {
+    const dropped = { ...job(1, 'cancelled'), duplicate_of: 'id-9' }
+    const printedOnLan = { ...job(9, 'printed'), duplicate_of: null }
+    // Answered by the cloud (its copy was dropped), resent to the LAN (the job that printed).
+    const { violations, figures } = judge(
+      [trace(1, { resent: 'different', resentId: 'id-9' })],
+      [dropped, printedOnLan],
+      paper(whole(1)),
+    )
+    expect(violations).toEqual([])
+    expect(figures).toMatchObject({ printed: 1, keys_with_two_jobs: 0, dropped_as_duplicates: 1 })
+    // The cloud's copy never answered to anyone is still its dropped duplicate, not a second job.
+    expect(judge([trace(1, { id: 'id-9' })], [dropped, printedOnLan], paper(whole(1))).violations).toEqual([])
+    // A second job that is not a dropped duplicate is.
+    const second = { ...job(2, 'cancelled'), duplicate_of: null }
+    expect(
+      judge([trace(1, { id: 'id-9' })], [second, printedOnLan], paper(whole(1))).violations,
+    ).toHaveLength(1)
+  })
 })

@@ -13,8 +13,12 @@ export interface JobTrace {
   payload: Buffer
   head: Buffer
   id: string | null
+  /** Where the create was answered: the cloud, or the hub's LAN API when the cloud gave no answer. */
+  via?: 'cloud' | 'lan'
   /** A deliberate second send of the same request and key: whether it named the same job. */
   resent: 'same' | 'different' | null
+  /** The job the deliberate second send was answered with. */
+  resentId?: string
   cancel: {
     mode: CancelMode
     status: number
@@ -43,7 +47,9 @@ export const isTerminal = (job: PrintJob) => TERMINAL.has(job.status)
  */
 export function judge(traces: JobTrace[], jobs: PrintJob[], received: Buffer[]) {
   const byId = new Map(jobs.map((job) => [job.print_job_id, job]))
-  const answered = new Set(traces.map((t) => t.id))
+  const answered = new Set(traces.flatMap((t) => [t.id, t.resentId ?? null]))
+  /** Jobs that printed a request whose other job was dropped as their duplicate. */
+  const duplicates = new Set<string>()
   const violations: string[] = []
   const failed: Record<string, number> = {}
   const tally = { printed: 0, cancelled: 0, failed: 0, interruptedWithBytes: 0, stuck: 0 }
@@ -53,8 +59,19 @@ export function judge(traces: JobTrace[], jobs: PrintJob[], received: Buffer[]) 
     const wrong = (what: string, extra: Record<string, unknown> = {}) =>
       violations.push(`job ${t.n} (${t.key}, ${t.id}): ${what} ${JSON.stringify(extra)}`)
     if (t.resent) resends++
-    if (t.resent === 'different') wrong('a resent request with the same key named another job')
-    const final = t.id === null ? undefined : byId.get(t.id)
+    const answeredJob = t.id === null ? undefined : byId.get(t.id)
+    // A job the hub dropped because the same request printed on its LAN (docs/lan-printing.md) printed as that
+    // job: the request is judged by it.
+    const final = answeredJob?.duplicate_of ? byId.get(answeredJob.duplicate_of) : answeredJob
+    if (answeredJob?.duplicate_of) duplicates.add(answeredJob.duplicate_of)
+    // The two sends met the two paths while the cloud did not know the hub's job yet: one of them is the other's
+    // dropped copy.
+    const resentJob = t.resentId === undefined ? undefined : byId.get(t.resentId)
+    const resentElsewhere =
+      (answeredJob?.duplicate_of != null && answeredJob.duplicate_of === t.resentId) ||
+      (resentJob?.duplicate_of != null && resentJob.duplicate_of === t.id)
+    if (t.resent === 'different' && !resentElsewhere)
+      wrong('a resent request with the same key named another job')
     if (!final) {
       wrong('lost: accepted but not in the account')
       continue
@@ -111,7 +128,14 @@ export function judge(traces: JobTrace[], jobs: PrintJob[], received: Buffer[]) 
   for (const id of new Set(ids.filter((id, i) => ids.indexOf(id) !== i)))
     violations.push(`job ${id} was answered to two different keys`)
   // Every request carried a key and got one job: any other job in the account came from a key used twice.
-  const extra = jobs.filter((job) => !answered.has(job.print_job_id))
+  // A job no request was answered with is allowed only as the cloud's copy of a request that printed on the LAN.
+  const extra = jobs.filter(
+    (job) =>
+      !answered.has(job.print_job_id) &&
+      !(job.status === 'cancelled' && job.duplicate_of != null && answered.has(job.duplicate_of)) &&
+      !duplicates.has(job.print_job_id),
+  )
+  const droppedAsDuplicates = jobs.filter((job) => job.duplicate_of != null).length
   for (const job of extra)
     violations.push(
       `job ${job.print_job_id} (${job.status}, ${job.failure_reason}) was never answered to any request: ` +
@@ -135,6 +159,7 @@ export function judge(traces: JobTrace[], jobs: PrintJob[], received: Buffer[]) 
       cancels_409: cancels.answered409,
       deliberate_resends: resends,
       keys_with_two_jobs: extra.length,
+      dropped_as_duplicates: droppedAsDuplicates,
     },
   }
 }
@@ -150,6 +175,8 @@ export type FaultAndRaceFigures = ReturnType<typeof judge>['figures'] & {
   create_retries: number
   cancel_retries: number
   idempotent_replays: number
+  /** Creates the hub's LAN API took because the cloud gave no answer. */
+  lan_creates: number
   violations: number
   duration_s: number
 }
@@ -169,6 +196,7 @@ export function summarize(f: FaultAndRaceFigures): string {
       `${f.api_link_cuts} API link cuts`,
     `  retries: ${f.create_retries} creates, ${f.cancel_retries} cancels; ${f.idempotent_replays} idempotent replays ` +
       `(${f.deliberate_resends} deliberate resends); keys that made two jobs: ${f.keys_with_two_jobs}`,
+    `  LAN: ${f.lan_creates} creates taken by the hub's LAN API; ${f.dropped_as_duplicates} cloud jobs dropped as their duplicates`,
     `  violations: ${f.violations}`,
   ].join('\n')
 }

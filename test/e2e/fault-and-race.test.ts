@@ -50,6 +50,8 @@ describe(`fault and race, short form (seed ${SHORT.seed})`, () => {
       [2, 1, 1, 2],
     )
     expect(figures.cancels_sent).toBeGreaterThan(0)
+    // Creates the cloud gave no answer to went to the hub's LAN API with the same key (docs/lan-printing.md).
+    expect(figures.lan_creates).toBeGreaterThan(0)
     expect(figures.printed).toBeGreaterThan(0)
   })
 })

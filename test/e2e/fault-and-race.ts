@@ -1,4 +1,5 @@
 import { setTimeout as sleep } from 'node:timers/promises'
+import { pinnedToHub } from '../../docs/examples/till-fallback.ts'
 import type { PrintJob } from '../../protocol/print-job.ts'
 import { freePort } from '../helpers/free-port.ts'
 import { startTcpProxy } from '../helpers/tcp-proxy.ts'
@@ -94,17 +95,34 @@ export async function runFaultAndRace(
     const account = await setUpAccount(cloud, 'Fault and race shop')
     const hubDir = await newTempDir('e2e-fault-hub-')
     const uris = printers.map((p) => p.uri)
+    // The hub's LAN API, on one port across its restarts: creates the cloud gives no answer to go there.
+    const lanPort = await freePort()
+    const hubEnv = { HUB_LAN_PORT: String(lanPort), HUB_LAN_HOST: '127.0.0.1', HUB_LAN_ADVERTISE: '0' }
     let hub = await startHubProcess({
       cloudUrl: cloud.url,
       dataDir: hubDir,
       enroll: account.enrollmentToken,
       printers: uris,
+      env: hubEnv,
     })
     // Reads go straight to the cloud; the backend's writes go through the link that gets cut.
     const reader = new ApiClient(cloud.url, account.accessToken)
     const online = await reader.waitForPrinters(2)
     const printerIds = names.map((name) => online.find((o) => o.name === name)!.printer_id)
-    const client = new RetryingClient(`http://127.0.0.1:${apiLink.port}`, account.accessToken, deadline)
+    await cloud.admin(['hub', 'lan', 'enable', hub.agentId])
+    let certSha256: string | undefined
+    while (!certSha256) {
+      if (Date.now() > deadline) throw new Error('the hub never published its LAN endpoint')
+      const agents = await reader.request<{
+        data: { lan_api: { endpoint: { cert_sha256: string } | null } }[]
+      }>('GET', '/api/v1/agents')
+      certSha256 = agents.body.data[0]?.lan_api.endpoint?.cert_sha256
+      if (!certSha256) await sleep(100)
+    }
+    const client = new RetryingClient(`http://127.0.0.1:${apiLink.port}`, account.accessToken, deadline, {
+      url: `https://127.0.0.1:${lanPort}`,
+      dispatcher: pinnedToHub(certSha256),
+    })
 
     const traces: JobTrace[] = plan.jobs.map((job, n) => ({
       n,
@@ -172,7 +190,7 @@ export async function runFaultAndRace(
           }),
         ])
       }
-      const { answer, unanswered } = await client.cancel(t.id!)
+      const { answer, unanswered } = await client.cancel(t.id!, t.via ?? 'cloud')
       const details = answer.body.details as { status?: string } | undefined
       t.cancel = {
         mode,
@@ -202,11 +220,14 @@ export async function runFaultAndRace(
         const body = receiptBody(printerIds[t.printer]!, t.payload)
         const created = await create(body, t.key)
         t.id = created.job.print_job_id
+        t.via = created.via
         accepted++
         progress.notify()
         if (job.cancel) cancels.push(raceCancel(t, job.cancel, job.cancelDelayMs))
-        if (job.resend)
-          t.resent = (await create(body, t.key)).job.print_job_id === t.id ? 'same' : 'different'
+        if (job.resend) {
+          t.resentId = (await create(body, t.key)).job.print_job_id
+          t.resent = t.resentId === t.id ? 'same' : 'different'
+        }
       }
     }
 
@@ -225,7 +246,7 @@ export async function runFaultAndRace(
           await hub.kill()
           done.hubKills++
           await sleep(fault.outageMs)
-          hub = await startHubProcess({ cloudUrl: cloud.url, dataDir: hubDir, printers: uris })
+          hub = await startHubProcess({ cloudUrl: cloud.url, dataDir: hubDir, printers: uris, env: hubEnv })
         } else if (fault.kind === 'cloud-kill') {
           await cloud.kill()
           done.cloudKills++
@@ -265,7 +286,9 @@ export async function runFaultAndRace(
     let jobs: PrintJob[] = []
     for (;;) {
       jobs = await reader.allJobs()
-      if (jobs.every(isTerminal)) break
+      // Jobs taken on the LAN appear once the hub has reported them.
+      const known = new Set(jobs.map((job) => job.print_job_id))
+      if (jobs.every(isTerminal) && traces.every((t) => t.id === null || known.has(t.id))) break
       if (Date.now() > deadline) break
       await sleep(250)
     }
@@ -293,6 +316,7 @@ export async function runFaultAndRace(
       create_retries: client.figures.createRetries,
       cancel_retries: client.figures.cancelRetries,
       idempotent_replays: client.figures.replays,
+      lan_creates: client.figures.lanCreates,
       violations: verdict.violations.length,
       duration_s: Math.round((Date.now() - startedAt) / 100) / 10,
     }

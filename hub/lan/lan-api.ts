@@ -1,7 +1,12 @@
 import formbody from '@fastify/formbody'
 import multipart from '@fastify/multipart'
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox'
-import Fastify, { type FastifyBaseLogger, type FastifyInstance, type FastifyRequest } from 'fastify'
+import Fastify, {
+  type FastifyBaseLogger,
+  type FastifyInstance,
+  type FastifyPluginAsync,
+  type FastifyRequest,
+} from 'fastify'
 import { Type } from 'typebox'
 import { ApiError } from '../../print-api/api-error.ts'
 import { BEARER, requireScopes, unauthorized } from '../../print-api/bearer-auth.ts'
@@ -140,7 +145,7 @@ export async function buildLanApi(options: LanApiOptions): Promise<FastifyInstan
   }
   const api = app.withTypeProvider<TypeBoxTypeProvider>()
 
-  await app.register(async (tokens) => {
+  const tokenRoutes: FastifyPluginAsync = async (tokens) => {
     await tokens.register(formbody)
     tokens.post(
       '/oauth/token',
@@ -174,7 +179,8 @@ export async function buildLanApi(options: LanApiOptions): Promise<FastifyInstan
         return grant
       },
     )
-  })
+  }
+  await app.register(tokenRoutes)
 
   api.get(
     '/api/v1/printers',

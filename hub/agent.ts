@@ -171,6 +171,11 @@ export class HubAgent {
     })
   }
 
+  /** The cloud named this broker (hub/cli.ts looks it up again when the hub started with the one it kept). */
+  useBroker(mqttUrl: string): void {
+    this.#session.useBroker?.(mqttUrl)
+  }
+
   /** Sends the state again (the update's progress changed). */
   stateChanged(): void {
     this.#events.emit('stateDue')

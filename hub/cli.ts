@@ -222,7 +222,10 @@ async function run(args: string[]): Promise<void> {
   if (!kept) keepLastConnection(dataDir, connection)
   else
     lookUp().then(
-      (latest) => keepLastConnection(dataDir, latest),
+      (latest) => {
+        keepLastConnection(dataDir, latest)
+        agent?.useBroker(latest.mqtt_url)
+      },
       (error: unknown) => logger.warn({ err: error }, 'the cloud refused the connection lookup'),
     )
   agent = new HubAgent({

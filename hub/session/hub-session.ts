@@ -8,6 +8,8 @@ export interface HubSession {
   /** Resolves once the broker acknowledged the message; rejects when not connected or the send failed. */
   publish<T extends HubTopic>(topic: T, payload: HubPayload<T>): Promise<void>
   stop(): Promise<void>
+  /** The cloud named a broker in a lookup made elsewhere (a hub started with the last one it kept). */
+  useBroker?(mqttUrl: string): void
 }
 
 /** What the session tells the hub: each (re)connect, and the offers and commands the cloud sends. */

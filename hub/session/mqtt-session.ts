@@ -204,6 +204,13 @@ export class MqttSession {
     })
   }
 
+  /** The next connection goes to `url` (a lookup made at start-up named another broker than the one kept). */
+  useBroker(url: string): void {
+    if (url === this.#mqttUrl) return
+    this.#o.logger.info({ mqtt_url: url }, 'the cloud gave a new broker address')
+    this.#mqttUrl = url
+  }
+
   /** After a refused login: the cloud's connection lookup first (it may provision the login), then connect. */
   async #lookUpThenConnect(lookUp: () => Promise<string>): Promise<void> {
     try {

@@ -301,10 +301,16 @@ export class PrinterWorker {
 
   /** A raster printer's look: its status over a connection that stays open for the job if it can print. */
   async #probeRaster(spec: PrinterSpec): Promise<Probe<Transport>> {
-    const transport = this.#o.registry.transportFor(this.#key)
+    const { registry } = this.#o
+    const transport = registry.transportFor(this.#key)
     let health: PrinterHealth
     try {
       await transport.open()
+      // A printer that did not answer its last status request is not asked before each job (the idle health
+      // rounds go on asking): its answer would be the same silence, a status timeout per job.
+      const last = registry.health(this.#key)
+      if (!registry.answersStatus(this.#key) && last?.reasons.includes('no_status_reply'))
+        return { health: last, ready: transport, release: () => transport.close() }
       health = await readHealth(transport, spec.language, { timeoutMs: this.#o.statusTimeoutMs })
     } catch (error) {
       health = {

@@ -29,6 +29,8 @@ interface Entry {
   health: PrinterHealth
   /** An IPP printer's own description, once it has answered (its capabilities replace the spec's). */
   ipp?: IppPrinterDescription
+  /** Its last status request got no reply (many cheap network printers never answer one). */
+  silent?: boolean
 }
 
 /** How long Get-Printer-Attributes may take: an office printer waking from sleep can be slow. */
@@ -69,6 +71,15 @@ export class PrinterRegistry {
 
   health(key: string): PrinterHealth | undefined {
     return this.#entries.get(key)?.health
+  }
+
+  /**
+   * Whether the printer answers status requests: false once one went unanswered, true again once one is
+   * answered (the idle health rounds keep asking). A job need not wait a status timeout on a printer known
+   * not to answer (issue 31: 2 s a job on such a printer).
+   */
+  answersStatus(key: string): boolean {
+    return this.#entries.get(key)?.silent !== true
   }
 
   transportFor(key: string): Transport {
@@ -121,6 +132,8 @@ export class PrinterRegistry {
     else if (!wasReachable && reachable)
       this.#deps.logger.info({ ...printer, state: health.state }, 'printer reachable again')
     entry.health = health
+    if (health.reasons.includes('no_status_reply')) entry.silent = true
+    else if (reachable) entry.silent = false
     if (changed) this.#deps.onChange()
   }
 

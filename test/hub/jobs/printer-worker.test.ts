@@ -70,8 +70,11 @@ describe('PrinterWorker (real spool file, scripted ESC/POS printer)', () => {
       ...options,
     })
     workers.push(worker)
+    registries.set(worker, registry)
     return worker
   }
+  const registries = new Map<PrinterWorker, PrinterRegistry>()
+  const registryOf = (worker: PrinterWorker) => registries.get(worker) as PrinterRegistry
 
   const stateOf = (n: number) => spool.find(liveOffer(n).print_job_id)?.state
 
@@ -83,6 +86,41 @@ describe('PrinterWorker (real spool file, scripted ESC/POS printer)', () => {
     expect(printer.bytes()).toEqual(documentOf(1))
     expect(printer.closes).toBe(1)
     expect(reports(spool)).toEqual(['job-ack', 'job-status:printing', 'job-status:printed'])
+  })
+
+  it('asks a printer that never answers status only until it has learnt so, then prints without waiting', async () => {
+    printer.condition.silent = true
+    const worker = startWorker()
+    spool.accept(liveOffer(1))
+    worker.wake()
+    await expect.poll(() => stateOf(1)).toBe('printed')
+    // The first job waited out its first status request (the driver asks no more after a silence); the second
+    // sends none.
+    expect(printer.sent('hex')).toEqual(ESCPOS_STATUS_REQUESTS.slice(0, 1))
+    spool.accept(liveOffer(2))
+    worker.wake()
+    await expect.poll(() => stateOf(2)).toBe('printed')
+    expect(printer.sent('hex')).toEqual(ESCPOS_STATUS_REQUESTS.slice(0, 1))
+    expect(printer.bytes()).toEqual(Buffer.concat([documentOf(1), documentOf(2)]))
+  })
+
+  it('asks again before each job once the printer answered a health round', async () => {
+    printer.condition.silent = true
+    const worker = startWorker()
+    spool.accept(liveOffer(1))
+    worker.wake()
+    await expect.poll(() => stateOf(1)).toBe('printed')
+    printer.condition.silent = false
+    await registryOf(worker).refresh(SPEC.key)
+    spool.accept(liveOffer(2))
+    worker.wake()
+    await expect.poll(() => stateOf(2)).toBe('printed')
+    // The first job's one unanswered request, then the health round's and the second job's, all answered.
+    expect(printer.sent('hex')).toEqual([
+      ...ESCPOS_STATUS_REQUESTS.slice(0, 1),
+      ...ESCPOS_STATUS_REQUESTS,
+      ...ESCPOS_STATUS_REQUESTS,
+    ])
   })
 
   it('writes the document once per copy', async () => {

@@ -9,6 +9,8 @@ const PAPER_OUT = Buffer.from([0x12 | 0x60])
 /** What the scripted printer shows; the test changes it while a job runs (paper loaded, cable pulled). */
 export interface PrinterCondition {
   paper: 'in' | 'out'
+  /** Status requests get no reply, as from many cheap network printers. */
+  silent?: boolean
   /** `open` rejects with this: the printer cannot be reached. */
   openError?: Error
   /** `write` rejects with this: the printer stopped taking bytes. */
@@ -28,7 +30,7 @@ export class ScriptedPrinter implements Transport {
   constructor(readonly condition: PrinterCondition = { paper: 'in' }) {
     // DLE EOT n (10 04 n): n = 4 is the paper roll sensor; the others report nothing wrong.
     this.#status = new ScriptedTransport((request) =>
-      request[2] === 4 && condition.paper === 'out' ? PAPER_OUT : READY,
+      condition.silent ? null : request[2] === 4 && condition.paper === 'out' ? PAPER_OUT : READY,
     )
   }
 

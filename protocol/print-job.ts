@@ -88,6 +88,11 @@ export const PRINT_OPTION_KEYS = Object.keys(
   ResolvedPrintOptions.properties,
 ) as (keyof ResolvedPrintOptions)[]
 
+/** The resolved print options of a job (or of anything that carries them all), without anything else. */
+export function resolvedOptionsOf(source: ResolvedPrintOptions): ResolvedPrintOptions {
+  return Object.fromEntries(PRINT_OPTION_KEYS.map((key) => [key, source[key]])) as ResolvedPrintOptions
+}
+
 /** The print options of a request body or a job, without anything else. */
 export function printOptionsOf(source: PrintOptions): PrintOptions {
   const options: Record<string, unknown> = {}

@@ -1,22 +1,10 @@
-import { createPrivateKey, generateKeyPairSync, type KeyObject } from 'node:crypto'
-import { chmodSync, existsSync, readFileSync, writeFileSync } from 'node:fs'
+import type { KeyObject } from 'node:crypto'
 import path from 'node:path'
+import { ed25519PrivateKey, keyFileText, newEd25519Pem } from '../../print-api/key-file.ts'
 
 export const ACCESS_TOKEN_KEY_FILE = 'access-token-signing.key'
 
 const HOW_TO_MAKE = 'openssl genpkey -algorithm ed25519 | base64 -w0'
-
-/** An Ed25519 private key from PKCS#8 PEM text; throws `why` when the text is not one. */
-function ed25519PrivateKey(pem: string, why: string): KeyObject {
-  let key: KeyObject
-  try {
-    key = createPrivateKey({ key: pem, format: 'pem' })
-  } catch {
-    throw new Error(why)
-  }
-  if (key.asymmetricKeyType !== 'ed25519') throw new Error(why)
-  return key
-}
 
 /**
  * The key the cloud signs its access tokens with (RFC 8037 EdDSA): ACCESS_TOKEN_SIGNING_KEY when set (the
@@ -33,17 +21,8 @@ export function accessTokenSigningKey(configured: string | undefined, dataDir: s
     )
   }
   const file = path.join(dataDir, ACCESS_TOKEN_KEY_FILE)
-  if (!existsSync(file)) {
-    const { privateKey } = generateKeyPairSync('ed25519')
-    try {
-      writeFileSync(file, privateKey.export({ type: 'pkcs8', format: 'pem' }), { mode: 0o600, flag: 'wx' })
-    } catch (error) {
-      if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw error // another process made it first
-    }
-  }
-  chmodSync(file, 0o600)
   return ed25519PrivateKey(
-    readFileSync(file, 'utf8'),
+    keyFileText(file, newEd25519Pem),
     `${file} does not hold an Ed25519 private key in PKCS#8 PEM; move it away to make a new one`,
   )
 }

@@ -1,11 +1,6 @@
 import type { JobOffer } from '../../protocol/hub-messages.ts'
 import { PROTOCOL_VERSION } from '../../protocol/hub-messages.ts'
-import {
-  PRINT_OPTION_DEFAULTS,
-  PRINT_OPTION_KEYS,
-  RENDERING_OPTION_KEYS,
-  type ResolvedPrintOptions,
-} from '../../protocol/print-job.ts'
+import { PRINT_OPTION_DEFAULTS, RENDERING_OPTION_KEYS, resolvedOptionsOf } from '../../protocol/print-job.ts'
 import type { DispatchableJob } from '../storage/print-jobs.ts'
 
 /**
@@ -14,7 +9,7 @@ import type { DispatchableJob } from '../storage/print-jobs.ts'
  * (docs/printing-api.md: options and RAW payloads); the job itself keeps what was asked.
  */
 export function jobOffer(job: DispatchableJob, publicUrl: string, expirySeconds: number): JobOffer {
-  const options = Object.fromEntries(PRINT_OPTION_KEYS.map((key) => [key, job[key]])) as ResolvedPrintOptions
+  const options = resolvedOptionsOf(job)
   if (job.document_format === 'raw') {
     for (const key of RENDERING_OPTION_KEYS) Object.assign(options, { [key]: PRINT_OPTION_DEFAULTS[key] })
   }

@@ -1,5 +1,5 @@
 import type { LanJob } from '../../protocol/hub-messages.ts'
-import { PRINT_OPTION_KEYS } from '../../protocol/print-job.ts'
+import { resolvedOptionsOf } from '../../protocol/print-job.ts'
 import { inTransaction, type Sql } from './engine.ts'
 
 /** What became of a hub's report of a LAN job: recorded now, already known, or refused (not that hub's printer). */
@@ -60,9 +60,7 @@ export function lanJobRecorder(sql: Sql): (agentId: string, job: LanJob) => Prom
           document_id: document.document_id,
           printer_id: job.printer_id,
           status: 'reserved',
-          options: JSON.stringify(
-            Object.fromEntries(PRINT_OPTION_KEYS.map((key) => [key, job.options[key]])),
-          ),
+          options: JSON.stringify(resolvedOptionsOf(job.options)),
           created_at: job.created_at,
           reserved_at: job.created_at,
           started_at: null,

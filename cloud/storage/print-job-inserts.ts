@@ -1,6 +1,6 @@
 import { type Kysely, sql } from 'kysely'
 import type { PrintJobStatus } from '../../protocol/enums.ts'
-import { PRINT_OPTION_KEYS, type PrintJob } from '../../protocol/print-job.ts'
+import { type PrintJob, resolvedOptionsOf } from '../../protocol/print-job.ts'
 import { batchedOn, powersOfTwo } from './batched.ts'
 import { inTransaction, type Sql } from './engine.ts'
 import type { IdempotencyScope } from './idempotency.ts'
@@ -102,7 +102,7 @@ async function insertTogether(tx: Sql, items: readonly JobInsert[]): Promise<Job
           document_id: job.document_id,
           printer_id: job.printer_id,
           status: job.status,
-          options: JSON.stringify(Object.fromEntries(PRINT_OPTION_KEYS.map((key) => [key, job[key]]))),
+          options: JSON.stringify(resolvedOptionsOf(job)),
           created_at: job.created_at,
           reserved_at: job.reserved_at,
           started_at: job.started_at,

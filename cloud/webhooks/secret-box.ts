@@ -1,6 +1,6 @@
 import { createCipheriv, createDecipheriv, randomBytes } from 'node:crypto'
-import { chmodSync, existsSync, readFileSync, writeFileSync } from 'node:fs'
 import path from 'node:path'
+import { keyFileText } from '../../print-api/key-file.ts'
 
 /**
  * Webhook signing secrets at rest. A signing secret cannot be stored hashed (the cloud needs it to sign), so
@@ -58,15 +58,7 @@ export function webhookSecretKey(configured: string | undefined, dataDir: string
     return key
   }
   const file = path.join(dataDir, WEBHOOK_KEY_FILE)
-  if (!existsSync(file)) {
-    try {
-      writeFileSync(file, randomBytes(32).toString('base64'), { mode: 0o600, flag: 'wx' })
-    } catch (error) {
-      if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw error // another process made it first
-    }
-  }
-  chmodSync(file, 0o600)
-  const key = Buffer.from(readFileSync(file, 'utf8').trim(), 'base64')
+  const key = Buffer.from(keyFileText(file, () => randomBytes(32).toString('base64')).trim(), 'base64')
   if (key.length !== 32) throw new Error(`${file} does not hold 32 bytes in base64`)
   return key
 }

@@ -1,7 +1,8 @@
-import { existsSync, readFileSync, renameSync, writeFileSync } from 'node:fs'
+import { existsSync, readFileSync } from 'node:fs'
 import path from 'node:path'
 import { type Static, Type } from 'typebox'
 import { Compile } from 'typebox/compile'
+import { writeStateFile } from '../state-file.ts'
 
 /** What the hub keeps after enrollment: who it is and its secret (file mode 0600, docs/architecture.md: what keeps it safe). */
 export const HubIdentity = Type.Object({
@@ -46,8 +47,5 @@ export function readIdentity(dataDir: string): HubIdentity | null {
 }
 
 export function writeIdentity(dataDir: string, identity: HubIdentity): void {
-  const file = path.join(dataDir, IDENTITY_FILE)
-  const temp = `${file}.${process.pid}.tmp`
-  writeFileSync(temp, `${JSON.stringify(identity, null, 2)}\n`, { mode: 0o600 })
-  renameSync(temp, file)
+  writeStateFile(path.join(dataDir, IDENTITY_FILE), `${JSON.stringify(identity, null, 2)}\n`)
 }

@@ -1,7 +1,8 @@
-import { readFileSync, renameSync, writeFileSync } from 'node:fs'
+import { readFileSync } from 'node:fs'
 import path from 'node:path'
 import { Compile } from 'typebox/compile'
 import { ConnectionInfo } from '../../protocol/agent-api.ts'
+import { writeStateFile } from '../state-file.ts'
 
 export const LAST_CONNECTION_FILE = 'connection.json'
 
@@ -22,8 +23,5 @@ export function readLastConnection(dataDir: string): ConnectionInfo | null {
 }
 
 export function keepLastConnection(dataDir: string, connection: ConnectionInfo): void {
-  const file = path.join(dataDir, LAST_CONNECTION_FILE)
-  const temp = `${file}.${process.pid}.tmp`
-  writeFileSync(temp, `${JSON.stringify(connection)}\n`, { mode: 0o600 })
-  renameSync(temp, file)
+  writeStateFile(path.join(dataDir, LAST_CONNECTION_FILE), `${JSON.stringify(connection)}\n`)
 }

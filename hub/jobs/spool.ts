@@ -204,7 +204,7 @@ export class Spool {
       const isNew = !known
       if (!known) {
         const dropped = this.#s.droppedFind.get(offer.print_job_id)
-        const duplicateOf = dropped ? undefined : this.#takenOnLan(offer)
+        const duplicateOf = dropped ? undefined : this.#takenOnLan(offer, at)
         const state: SpoolState =
           duplicateOf !== undefined
             ? 'cancelled'
@@ -311,18 +311,12 @@ export class Spool {
    * is answered with this job. A key taken for another request (a client's mistake on two paths at once) does
    * not stop the offer: the cloud took it and answered its client.
    */
-  #takenOnLan(offer: JobOffer): string | undefined {
+  #takenOnLan(offer: JobOffer, at: string): string | undefined {
     const key = offer.idempotency
     if (!key) return undefined
     const held = this.#s.keyFind.get(key.endpoint, key.key)
     if (!held) {
-      this.#s.keyInsert.run(
-        key.endpoint,
-        key.key,
-        key.fingerprint,
-        offer.print_job_id,
-        new Date().toISOString(),
-      )
+      this.#s.keyInsert.run(key.endpoint, key.key, key.fingerprint, offer.print_job_id, at)
       return undefined
     }
     return held.print_job_id !== offer.print_job_id && held.fingerprint === key.fingerprint

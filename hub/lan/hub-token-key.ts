@@ -1,7 +1,7 @@
-import { createPrivateKey, createPublicKey, generateKeyPairSync, type KeyObject } from 'node:crypto'
-import { chmodSync, existsSync, readFileSync, writeFileSync } from 'node:fs'
+import { createPublicKey, type KeyObject } from 'node:crypto'
 import path from 'node:path'
 import { calculateJwkThumbprint, exportJWK } from 'jose'
+import { ed25519PrivateKey, keyFileText, newEd25519Pem } from '../../print-api/key-file.ts'
 
 export const HUB_TOKEN_KEY_FILE = 'lan-token-signing.key'
 
@@ -16,17 +16,10 @@ export interface HubTokenKey {
 /** `dataDir/lan-token-signing.key` (PKCS#8 PEM), made on first use with mode 0600. */
 export async function hubTokenKey(dataDir: string): Promise<HubTokenKey> {
   const file = path.join(dataDir, HUB_TOKEN_KEY_FILE)
-  if (!existsSync(file)) {
-    const { privateKey } = generateKeyPairSync('ed25519')
-    try {
-      writeFileSync(file, privateKey.export({ type: 'pkcs8', format: 'pem' }), { mode: 0o600, flag: 'wx' })
-    } catch (error) {
-      if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw error // made meanwhile
-    }
-  }
-  chmodSync(file, 0o600)
-  const privateKey = createPrivateKey(readFileSync(file, 'utf8'))
-  if (privateKey.asymmetricKeyType !== 'ed25519') throw new Error(`${file} does not hold an Ed25519 key`)
+  const privateKey = ed25519PrivateKey(
+    keyFileText(file, newEd25519Pem),
+    `${file} does not hold an Ed25519 key`,
+  )
   const publicKey = createPublicKey(privateKey)
   const { kty, crv, x } = await exportJWK(publicKey)
   return { privateKey, publicKey, kid: await calculateJwkThumbprint({ kty, crv, x }) }

@@ -144,6 +144,8 @@ export async function buildLanApi(options: LanApiOptions): Promise<FastifyInstan
     return printer
   }
   const api = app.withTypeProvider<TypeBoxTypeProvider>()
+  /** document_base64, decoded once by the create endpoint's preValidation hook (as the cloud's route does). */
+  const decoded = new WeakMap<FastifyRequest, Buffer>()
 
   const tokenRoutes: FastifyPluginAsync = async (tokens) => {
     await tokens.register(formbody)
@@ -247,7 +249,7 @@ export async function buildLanApi(options: LanApiOptions): Promise<FastifyInstan
       preValidation: async (request) => {
         const body = request.body as Record<string, unknown> | null
         const text = body && typeof body === 'object' ? body.document_base64 : undefined
-        if (typeof text === 'string') decodeDocumentBase64(text, maxDocumentBytes)
+        if (typeof text === 'string') decoded.set(request, decodeDocumentBase64(text, maxDocumentBytes))
       },
     },
     async (request, reply) => {
@@ -256,7 +258,7 @@ export async function buildLanApi(options: LanApiOptions): Promise<FastifyInstan
       if (replayed) return reply.code(201).header('idempotent-replayed', 'true').send(lanJobView(replayed))
       const body = request.body
       const printer = printerOf(body.printer_id)
-      const bytes = decodeDocumentBase64(body.document_base64, maxDocumentBytes)
+      const bytes = decoded.get(request) ?? decodeDocumentBase64(body.document_base64, maxDocumentBytes)
       const kept = await jobs.storeDocument(
         bytes,
         {

@@ -1,5 +1,5 @@
 import { randomBytes } from 'node:crypto'
-import { existsSync, readFileSync, renameSync, writeFileSync } from 'node:fs'
+import { existsSync, readFileSync } from 'node:fs'
 import path from 'node:path'
 import {
   createLocalJWKSet,
@@ -16,6 +16,7 @@ import { hashSecret, secretMatches } from '../../print-api/secrets.ts'
 import { SCOPES, type Scope } from '../../protocol/enums.ts'
 import { type LanClient, LanCredentialsDocument } from '../../protocol/lan-credentials.ts'
 import type { TokenResponse } from '../../protocol/oauth.ts'
+import { writeStateFile } from '../state-file.ts'
 import { type HubTokenKey, hubTokenKey } from './hub-token-key.ts'
 
 export const LAN_CREDENTIALS_FILE = 'lan-credentials.json'
@@ -230,9 +231,7 @@ export class LanCredentials {
 
   /** Written whole to a temporary file, then renamed over the old one: a crash leaves one or the other. */
   #keep(kept: KeptDocument): void {
-    const temp = `${this.#file}.${process.pid}.${randomBytes(4).toString('hex')}.tmp`
-    writeFileSync(temp, `${JSON.stringify(kept)}\n`, { mode: 0o600 })
-    renameSync(temp, this.#file)
+    writeStateFile(this.#file, `${JSON.stringify(kept)}\n`)
     this.#kept = kept
     this.#cloudKeys = null
   }

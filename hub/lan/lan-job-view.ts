@@ -1,6 +1,6 @@
 import { RAW_MIME_TYPES } from '../../print-api/documents/sniff.ts'
 import type { PrintJobStatus } from '../../protocol/enums.ts'
-import { PRINT_OPTION_KEYS, type PrintJob, type ResolvedPrintOptions } from '../../protocol/print-job.ts'
+import { type PrintJob, resolvedOptionsOf } from '../../protocol/print-job.ts'
 import type { SpooledJob, SpoolState } from '../jobs/spool.ts'
 
 /** A job in the spool is `reserved` until it starts: the hub holds it (docs/job-lifecycle.md). */
@@ -34,7 +34,7 @@ export function lanJobView(job: SpooledJob): PrintJob {
     document_raw_language: document.raw_language,
     printer_id: offer.printer_id,
     status: STATUS[job.state],
-    ...(Object.fromEntries(PRINT_OPTION_KEYS.map((key) => [key, options[key]])) as ResolvedPrintOptions),
+    ...resolvedOptionsOf(options),
     created_at: offer.created_at,
     reserved_at: job.taken_at,
     started_at: job.started_at,

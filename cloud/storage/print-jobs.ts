@@ -2,7 +2,7 @@ import { PRINT_JOB_STATUSES, type PrintJobStatus } from '../../protocol/enums.ts
 import type { JobIdempotency, LanJob } from '../../protocol/hub-messages.ts'
 import type { PageOf } from '../../protocol/pagination.ts'
 import type { PrintJob, ResolvedPrintOptions } from '../../protocol/print-job.ts'
-import { batchedLookupAll } from './batched.ts'
+import { batchedLookup, batchedLookupAll } from './batched.ts'
 import type { Sql } from './engine.ts'
 import { type LanJobRecorded, lanJobRecorder } from './lan-jobs.ts'
 import { pageAfter } from './paging.ts'
@@ -208,6 +208,12 @@ export function createPrintJobRepository(sql: Sql): PrintJobRepository {
     cancel_reason: row.cancel_reason as JobHandoff['cancel_reason'],
     idempotency: row.idempotency === null ? null : (JSON.parse(row.idempotency) as JobIdempotency),
   })
+  // Webhook deliveries render each job event's body from the job (cloud/webhooks/event-payload.ts): a batch of
+  // claimed deliveries reads its jobs in one query.
+  const jobById = batchedLookup(sql, {
+    fetch: (printJobIds: readonly string[]) => jobs().where('j.print_job_id', 'in', printJobIds).execute(),
+    keyOfRow: (row) => row.print_job_id,
+  })
   // Every hub's connect asks for its unfinished jobs: a fleet reconnecting asks thousands within seconds.
   const unfinishedByAgent = batchedLookupAll(sql, {
     fetch: (agentIds) =>
@@ -292,11 +298,8 @@ export function createPrintJobRepository(sql: Sql): PrintJobRepository {
     },
     create: jobInserts(sql),
     async findById(accountId, printJobId) {
-      const row = await jobs()
-        .where('j.account_id', '=', accountId)
-        .where('j.print_job_id', '=', printJobId)
-        .executeTakeFirst()
-      return row && toJob(row as JobRow)
+      const row = await jobById(printJobId)
+      return row?.account_id === accountId ? toJob(row as JobRow) : undefined
     },
     async findDetails(accountId, printJobId) {
       const row = await jobs()

@@ -14,6 +14,7 @@ import { affected, forUpdate, inTransaction, type Sql } from './engine.ts'
 import { type PagedList, pageAfter } from './paging.ts'
 import type { Database, WebhookDeliveriesTable, WebhookEndpointsTable } from './schema.ts'
 import { attemptRecorder } from './webhook-attempts.ts'
+import { payloadKeeper } from './webhook-payloads.ts'
 
 /**
  * Webhook endpoints, the events written for them and their deliveries (docs/webhooks.md).
@@ -239,6 +240,48 @@ async function readyEndpoints(sql: Sql, nowMs: number, perEndpoint: number) {
     .filter((e) => e.due !== null && Number(e.in_flight) < perEndpoint)
     .map((e) => ({ endpointId: e.endpoint_id, due: Number(e.due), inFlight: Number(e.in_flight) }))
     .sort((a, b) => a.due - b.due)
+}
+
+/**
+ * The deliveries a claim takes, in one statement: from each of the first `limit` ready endpoints (oldest due
+ * first; each has one claimable at least), its oldest claimable deliveries up to its room (perEndpoint less
+ * those in flight); of those, the `limit` due longest. Each endpoint's part is an index probe
+ * (webhook_deliveries_pending), so the cost follows the endpoints asked, not the backlog.
+ */
+async function claimCandidates(
+  tx: Sql,
+  nowMs: number,
+  ready: Awaited<ReturnType<typeof readyEndpoints>>,
+  perEndpoint: number,
+  limit: number,
+): Promise<{ delivery_id: string }[]> {
+  const parts = ready
+    .slice(0, limit)
+    .map((endpoint) => ({ endpointId: endpoint.endpointId, room: perEndpoint - endpoint.inFlight }))
+  if (parts.length === 0) return []
+  const part = ({ endpointId, room }: { endpointId: string; room: number }, index: number) =>
+    tx.db
+      .selectFrom(
+        tx.db
+          .selectFrom('webhook_deliveries')
+          .select(['delivery_id', 'next_attempt_at', 'seq'])
+          .where('endpoint_id', '=', endpointId)
+          .where(claimable(nowMs))
+          .orderBy('next_attempt_at')
+          .orderBy('seq')
+          .limit(room)
+          .as(`p${index}`),
+      )
+      .select(['delivery_id', 'next_attempt_at', 'seq'])
+  const [first, ...rest] = parts.map(part)
+  const union = rest.reduce((all, next) => all.unionAll(next), first!)
+  return tx.db
+    .selectFrom(union.as('candidates'))
+    .select('delivery_id')
+    .orderBy('next_attempt_at')
+    .orderBy('seq')
+    .limit(limit)
+    .execute()
 }
 
 export function createWebhookRepository(sql: Sql): WebhookRepository {
@@ -502,22 +545,7 @@ export function createWebhookRepository(sql: Sql): WebhookRepository {
       if ((await readyEndpoints(sql, nowMs, perEndpoint)).length === 0) return []
       return inTransaction(sql, async (tx) => {
         const ready = await readyEndpoints(tx, nowMs, perEndpoint)
-        const candidates: { delivery_id: string }[] = []
-        for (const endpoint of ready) {
-          const room = Math.min(perEndpoint - endpoint.inFlight, limit - candidates.length)
-          if (room <= 0) break
-          candidates.push(
-            ...(await tx.db
-              .selectFrom('webhook_deliveries')
-              .select('delivery_id')
-              .where('endpoint_id', '=', endpoint.endpointId)
-              .where(claimable(nowMs))
-              .orderBy('next_attempt_at')
-              .orderBy('seq')
-              .limit(room)
-              .execute()),
-          )
-        }
+        const candidates = await claimCandidates(tx, nowMs, ready, perEndpoint, limit)
         if (candidates.length === 0) return []
         const claimedUntilMs = nowMs + leaseMs
         // The lease is taken only where no other claim took it meanwhile (PostgreSQL re-checks the condition
@@ -591,16 +619,7 @@ export function createWebhookRepository(sql: Sql): WebhookRepository {
       })
     },
 
-    async keepPayload(eventId, payload) {
-      // One statement: the first body written stays (COALESCE), and whichever stayed comes back.
-      const row = await db
-        .updateTable('webhook_events')
-        .set((eb) => ({ payload: eb.fn.coalesce('payload', eb.val(payload)) }))
-        .where('event_id', '=', eventId)
-        .returning('payload')
-        .executeTakeFirst()
-      return row?.payload ?? payload
-    },
+    keepPayload: payloadKeeper(sql),
 
     recordAttempt: attemptRecorder(sql),
 

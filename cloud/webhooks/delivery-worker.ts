@@ -85,6 +85,8 @@ export class DeliveryWorker {
   /** How long the last claim took: attempts that end wait that long before claiming again. */
   #lastClaimMs = 0
   #stopped = true
+  /** Bodies being rendered, by event: an event's deliveries to several endpoints share one. */
+  readonly #rendering = new Map<string, Promise<string>>()
   /** Kept connections to the endpoints, for this worker's attempts (webhook-connections.ts). */
   #connections: WebhookConnections | undefined
 
@@ -234,12 +236,7 @@ export class DeliveryWorker {
         'not sent: the signing secret could not be opened (WEBHOOK_SECRET_KEY differs between nodes?)'
       return { result: { error }, attemptedAtMs: this.#now(), durationMs: 0 }
     }
-    const body =
-      claim.event.payload ??
-      (await this.#o.webhooks.keepPayload(
-        claim.event.eventId,
-        await renderEventBody(claim, this.#o.subjects),
-      ))
+    const body = claim.event.payload ?? (await this.#render(claim))
     const attemptedAtMs = this.#now()
     const headers = signDelivery(claim.event.eventId, body, secrets, new Date(attemptedAtMs))
     const started = performance.now()
@@ -249,6 +246,21 @@ export class DeliveryWorker {
       this.#connections ?? this.#newConnections(),
     )
     return { result, attemptedAtMs, durationMs: Math.round(performance.now() - started) }
+  }
+
+  /** The event's body rendered and kept, once for the deliveries of one event claimed together. */
+  #render(claim: ClaimedDelivery): Promise<string> {
+    const { eventId } = claim.event
+    let body = this.#rendering.get(eventId)
+    if (body === undefined) {
+      body = renderEventBody(claim, this.#o.subjects).then((rendered) =>
+        this.#o.webhooks.keepPayload(eventId, rendered),
+      )
+      this.#rendering.set(eventId, body)
+      const forget = () => this.#rendering.delete(eventId)
+      body.then(forget, forget)
+    }
+    return body
   }
 
   #outcome(claim: ClaimedDelivery, result: WebhookPostResult, nowMs: number): AttemptOutcome {

@@ -71,7 +71,7 @@ const PG_STATEMENTS = env.BENCH_PG_STATEMENTS === '1'
 /** Which setups run (`embedded,cluster`); one alone, to study it, leaves the other's column empty. */
 const SETUPS = (env.BENCH_MULTI_NODE_SETUPS ?? 'embedded,cluster').split(',')
 
-const PRINTER: HubPrinter = {
+export const PRINTER: HubPrinter = {
   key: 'receipt',
   name: 'Bench receipt printer',
   uri: 'socket://192.0.2.10:9100',
@@ -81,7 +81,7 @@ const PRINTER: HubPrinter = {
 }
 
 /** As `ulimit -n` would: every process started from here may open as many files as the hard limit allows. */
-function raiseOpenFileLimit(): number {
+export function raiseOpenFileLimit(): number {
   const hard = Number(
     execFileSync('prlimit', ['--pid', String(process.pid), '--nofile', '--output=HARD', '--noheadings'], {
       encoding: 'utf8',
@@ -92,7 +92,7 @@ function raiseOpenFileLimit(): number {
 }
 
 /** SIGTERM, as an operator stops a node (its exit handlers run), then SIGKILL to what is left after 10 s. */
-async function stopGracefully(clouds: CloudProcess[]): Promise<void> {
+export async function stopGracefully(clouds: CloudProcess[]): Promise<void> {
   await Promise.race([Promise.all(clouds.map((cloud) => cloud.stop())), sleep(10_000)])
 }
 
@@ -223,18 +223,18 @@ async function reconnectAll(
   }
 }
 
-type BenchHub = WorkerHub & { account: BenchAccount }
+export type BenchHub = WorkerHub & { account: BenchAccount }
 /** The printers of the hubs whose state report the cloud has (all of them, unless some never connected). */
-async function targets(hubs: BenchHub[], database: BenchDatabase): Promise<JobTarget[]> {
+export async function targets(hubs: BenchHub[], database: BenchDatabase): Promise<JobTarget[]> {
   const known = await database.printerIds()
   return hubs
     .map((hub) => ({ printerId: printerIdFor(hub.agentId, PRINTER.key), account: hub.account }))
     .filter((target) => known.has(target.printerId))
 }
-const logins = (hubs: BenchHub[]): WorkerHub[] =>
+export const logins = (hubs: BenchHub[]): WorkerHub[] =>
   hubs.map(({ agentId, credential }) => ({ agentId, credential }))
 
-const CLOUD_ENV = {
+export const CLOUD_ENV = {
   HUB_KEEPALIVE_SECONDS: String(KEEPALIVE_SECONDS),
   PRINT_QUEUE_CAPACITY: '10000000',
   RATE_LIMIT_PER_IP: '1000000000',

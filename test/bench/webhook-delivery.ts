@@ -19,7 +19,8 @@ import { formatSummary, nowMs, summarize } from './stats.ts'
 const NODE_SCRIPT = path.join(import.meta.dirname, 'webhook-node.ts')
 const LATENCY_JOBS = Number(process.env.BENCH_WEBHOOK_LATENCY_JOBS ?? 300)
 const LATENCY_JOBS_PER_SECOND = Number(process.env.BENCH_WEBHOOK_JOBS_PER_SECOND ?? 50)
-const BACKLOG_JOBS = Number(process.env.BENCH_WEBHOOK_BACKLOG_JOBS ?? 300)
+const BACKLOG_JOBS = Number(process.env.BENCH_WEBHOOK_BACKLOG_JOBS ?? 1200)
+/** Accounts, each with one endpoint taking its jobs' four statuses: every delivery is an event of its own. */
 const BACKLOG_ENDPOINTS = Number(process.env.BENCH_WEBHOOK_ENDPOINTS ?? 4)
 /** Flags for the node processes, such as `--cpu-prof --cpu-prof-dir=DIR` to see where a delivery's time goes. */
 const NODE_FLAGS = (process.env.BENCH_WEBHOOK_NODE_FLAGS ?? '').split(' ').filter(Boolean)
@@ -35,8 +36,10 @@ const JOB_EVENTS: WebhookEventType[] = [
  * HTTPS server on 127.0.0.1 that verifies every signature with the standardwebhooks library:
  * 1. lag: jobs taken to `printed` at a steady rate; from each `printed` committed to its `print_job.printed`
  *    received (SQLite, one node; the worker nudged after each change, as the dispatcher nudges it);
- * 2. throughput: a backlog of jobs' four status events to several endpoints, drained by one node on SQLite,
- *    then by one and by two nodes (each a process of its own, webhook-node.ts) on one PostgreSQL database.
+ * 2. throughput: a backlog of jobs' four status events, the jobs of several accounts each with one endpoint
+ *    (so each delivery renders its own event), drained by one node on SQLite, then by one and by two nodes
+ *    (each a process of its own, webhook-node.ts) on one PostgreSQL database; beside the rate at which this
+ *    process took the jobs through their statuses, one after the other, writing the events.
  */
 export async function benchWebhookDelivery(): Promise<void> {
   const secret = newWebhookSecret()
@@ -66,10 +69,11 @@ export async function benchWebhookDelivery(): Promise<void> {
             : { dataDir: dir.path, databaseUrl: await postgres.createDatabase() }
         await withShop(settings, secret, receiver, async (shop) => {
           const { perSecond, written } = await measureDrain(shop, settings, nodes)
+          const jobs = (deliveries: number) => (deliveries / JOB_EVENTS.length).toFixed(0)
           console.log(
-            `  backlog of ${BACKLOG_JOBS * JOB_EVENTS.length * BACKLOG_ENDPOINTS} deliveries to ${BACKLOG_ENDPOINTS} endpoints, ${engine}, ${nodes} node(s): ${perSecond.toFixed(0)} deliveries/s; ` +
-              `written while the jobs ran ${written.toFixed(0)} deliveries/s (${(written / JOB_EVENTS.length / BACKLOG_ENDPOINTS).toFixed(0)}` +
-              ` jobs/s through four statuses): ratio ${(perSecond / written).toFixed(2)}`,
+            `  backlog of ${BACKLOG_JOBS} jobs' four statuses to ${BACKLOG_ENDPOINTS} accounts' endpoints, ${engine}, ${nodes} node(s): ` +
+              `${perSecond.toFixed(0)} deliveries/s (${jobs(perSecond)} jobs/s); written while the jobs ran ` +
+              `${written.toFixed(0)} deliveries/s (${jobs(written)} jobs/s): ratio ${(perSecond / written).toFixed(2)}`,
           )
         })
       } finally {
@@ -82,10 +86,16 @@ export async function benchWebhookDelivery(): Promise<void> {
   }
 }
 
-interface Shop {
-  storage: Storage
+/** A customer of the cloud: its account and the printer its jobs go to. */
+interface Customer {
   accountId: string
   printerId: string
+}
+
+interface Shop {
+  storage: Storage
+  /** BACKLOG_ENDPOINTS customers, each with a hub and a printer. */
+  customers: Customer[]
   receiver: WebhookReceiver
   box: ReturnType<typeof webhookSecretBox>
   /** The box's key, for the node processes. */
@@ -101,21 +111,24 @@ async function withShop(
 ): Promise<void> {
   const storage = await openStorage(settings)
   try {
-    const accountId = (await storage.accounts.create('Bench shop')).account_id
-    const agent = await storage.agents.insert({ account_id: accountId, name: 'hub', online: true })
-    const printer = await storage.printers.insert({
-      account_id: accountId,
-      agent_id: agent.agent_id,
-      name: 'Receipts',
-      capabilities: RECEIPT_PRINTER,
-      reported: true,
-    })
+    const customers: Customer[] = []
+    for (let i = 0; i < BACKLOG_ENDPOINTS; i++) {
+      const accountId = (await storage.accounts.create(`Bench shop ${i}`)).account_id
+      const agent = await storage.agents.insert({ account_id: accountId, name: 'hub', online: true })
+      const printer = await storage.printers.insert({
+        account_id: accountId,
+        agent_id: agent.agent_id,
+        name: 'Receipts',
+        capabilities: RECEIPT_PRINTER,
+        reported: true,
+      })
+      customers.push({ accountId, printerId: printer.printer_id })
+    }
     receiver.received.length = 0
     const key = randomBytes(32)
     await run({
       storage,
-      accountId,
-      printerId: printer.printer_id,
+      customers,
       receiver,
       box: webhookSecretBox(key),
       key,
@@ -126,10 +139,14 @@ async function withShop(
   }
 }
 
-async function addEndpoint(shop: Shop, eventTypes: WebhookEventType[]): Promise<void> {
+async function addEndpoint(
+  shop: Shop,
+  { accountId }: Customer,
+  eventTypes: WebhookEventType[],
+): Promise<void> {
   const endpointId = randomUUID()
   await shop.storage.webhooks.createEndpoint(
-    shop.accountId,
+    accountId,
     {
       endpointId,
       url: shop.receiver.url(`/bench/${endpointId}`),
@@ -151,9 +168,11 @@ function worker(shop: Shop, storage = shop.storage): DeliveryWorker {
   })
 }
 
-/** A job on the shop's printer taken through every status to `printed`; when `printed` was committed. */
-async function printJob(shop: Shop): Promise<{ printJobId: string; printedAtMs: number }> {
-  const { storage, accountId, printerId } = shop
+/** A job on the customer's printer taken through every status to `printed`; when `printed` was committed. */
+async function printJob(
+  { storage }: Shop,
+  { accountId, printerId }: Customer,
+): Promise<{ printJobId: string; printedAtMs: number }> {
   const now = () => new Date().toISOString()
   const job = await storeJob(storage, accountId, printerId)
   const apply = (rule: keyof typeof JOB_RULES, change: object) =>
@@ -166,7 +185,8 @@ async function printJob(shop: Shop): Promise<{ printJobId: string; printedAtMs: 
 }
 
 async function measureLag(shop: Shop) {
-  await addEndpoint(shop, ['print_job.printed'])
+  const customer = shop.customers[0]!
+  await addEndpoint(shop, customer, ['print_job.printed'])
   const delivering = worker(shop)
   delivering.start()
   const printedAt = new Map<string, number>()
@@ -175,7 +195,7 @@ async function measureLag(shop: Shop) {
     for (let i = 0; i < LATENCY_JOBS; i++) {
       const wait = started + (i * 1000) / LATENCY_JOBS_PER_SECOND - nowMs()
       if (wait > 0) await new Promise((resolve) => setTimeout(resolve, wait))
-      const { printJobId, printedAtMs } = await printJob(shop)
+      const { printJobId, printedAtMs } = await printJob(shop, customer)
       // As the dispatcher does after a hub's report applied (cloud/server.ts, jobChanged).
       delivering.nudge()
       printedAt.set(printJobId, printedAtMs)
@@ -198,12 +218,12 @@ async function measureDrain(
   settings: StorageSettings,
   nodes: number,
 ): Promise<{ perSecond: number; written: number }> {
-  for (let i = 0; i < BACKLOG_ENDPOINTS; i++) await addEndpoint(shop, JOB_EVENTS)
-  const expected = BACKLOG_JOBS * JOB_EVENTS.length * BACKLOG_ENDPOINTS
+  for (const customer of shop.customers) await addEndpoint(shop, customer, JOB_EVENTS)
+  const expected = BACKLOG_JOBS * JOB_EVENTS.length
   // The baseline: how fast this storage takes jobs through their statuses one after the other, writing the
   // deliveries the workers then drain.
   const writing = nowMs()
-  for (let i = 0; i < BACKLOG_JOBS; i++) await printJob(shop)
+  for (let i = 0; i < BACKLOG_JOBS; i++) await printJob(shop, shop.customers[i % shop.customers.length]!)
   const written = expected / ((nowMs() - writing) / 1000)
   // Each node a process of its own (webhook-node.ts), as cloud nodes are: this process only writes the jobs and
   // receives. The rate is taken from the first delivery received to the last: a process's start is not in it.

@@ -74,7 +74,14 @@ export const FAST_HUB_ENV = {
 }
 
 export async function startCloudProcess(
-  options: { dataDir?: string; port?: number; mqttPort?: number; env?: Record<string, string> } = {},
+  options: {
+    dataDir?: string
+    port?: number
+    mqttPort?: number
+    env?: Record<string, string>
+    /** Another entry that starts the same cloud (a benchmark's, with seams), instead of `cloud/cli.ts serve`. */
+    script?: string
+  } = {},
 ): Promise<CloudProcess> {
   let dataDir = options.dataDir
   if (!dataDir) {
@@ -95,7 +102,7 @@ export async function startCloudProcess(
     RATE_LIMIT_PER_ACCOUNT: '1000000',
     ...options.env,
   }
-  const child = spawnCli('cloud/cli.ts', ['serve'], env)
+  const child = options.script ? spawnCli(options.script, [], env) : spawnCli('cloud/cli.ts', ['serve'], env)
   const logs = collect(child)
   const control = tracked(child)
   await waitForLogLine(child, (line) => line.msg === 'cloud ready')

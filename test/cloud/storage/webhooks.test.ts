@@ -447,5 +447,20 @@ describe.each(ENGINES)('webhooks on %s', (engine) => {
       expect(await storage().webhooks.keepPayload(claim!.event.eventId, '{"first":1}')).toBe('{"first":1}')
       expect(await storage().webhooks.keepPayload(claim!.event.eventId, '{"second":2}')).toBe('{"first":1}')
     })
+
+    it('keeps the bodies asked together in one batch, the first of an event asked twice staying', async () => {
+      await oneDue()
+      await storeJob(storage(), shop.accountId, shop.printerOf.online)
+      const [a, b] = await storage().webhooks.claimDue(Date.now() + 1000, CLAIM)
+      const kept = await Promise.all([
+        storage().webhooks.keepPayload(a!.event.eventId, '{"a":1}'),
+        storage().webhooks.keepPayload(b!.event.eventId, '{"b":1}'),
+        storage().webhooks.keepPayload(a!.event.eventId, '{"a":2}'),
+      ])
+      expect(kept).toStrictEqual(['{"a":1}', '{"b":1}', '{"a":1}'])
+      const stored = new Map((await events()).map((e) => [e.event_id, e.payload]))
+      expect(stored.get(a!.event.eventId)).toBe('{"a":1}')
+      expect(stored.get(b!.event.eventId)).toBe('{"b":1}')
+    })
   })
 })

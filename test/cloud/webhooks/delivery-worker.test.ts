@@ -167,6 +167,19 @@ describe('DeliveryWorker, against a real HTTPS receiver on 127.0.0.1', () => {
     expect(String(received[0]?.headers['webhook-signature']).split(' ')).toHaveLength(2)
   })
 
+  it('renders and keeps the body once for one event claimed for several endpoints together', async () => {
+    webhooks = new FakeWebhooks()
+    const eventId = '10000000-0000-4000-8000-0000000000aa'
+    const ids = [1, 2, 3].map(() =>
+      webhooks.addDelivery(endpoint('https://hooks.example.com/ok'), { eventId }),
+    )
+    const kept = vi.spyOn(webhooks, 'keepPayload')
+    start()
+    for (const id of ids) await settled(id)
+    expect(received.map((r) => r.body)).toStrictEqual(Array(3).fill(webhooks.payloads.get(eventId)))
+    expect(kept).toHaveBeenCalledTimes(1)
+  })
+
   it('retries a 500 after 5 s, telling storage when to disable the endpoint', async () => {
     webhooks = new FakeWebhooks()
     const now = Date.parse('2026-11-28T12:00:00Z')

@@ -5,6 +5,7 @@ import type { HubIdentity } from './cloud/identity.ts'
 import { HubEvents } from './hub-events.ts'
 import { Housekeeping } from './jobs/housekeeping.ts'
 import { JobRequests } from './jobs/job-requests.ts'
+import { keepOfferedDocument } from './jobs/offered-document.ts'
 import { PrinterWorker } from './jobs/printer-worker.ts'
 import { Spool } from './jobs/spool.ts'
 import { LanServer, type LanServerOptions } from './lan/lan-server.ts'
@@ -245,6 +246,7 @@ export class HubAgent {
       spool: this.#spool,
       registry: this.#registry,
       download: (url, sha, size) => this.#cloud.download(url, sha, size, this.#documentsDir),
+      keepOffered: (document) => keepOfferedDocument(this.#documentsDir, document),
       logger: this.#o.logger.child({ printer: key }),
       paperWaitTimeoutMs: this.#t.paperWaitTimeoutMs,
       unreachableTimeoutMs: this.#t.unreachableTimeoutMs,

@@ -136,6 +136,12 @@ export const JobIdempotency = Type.Object({
 })
 export type JobIdempotency = Static<typeof JobIdempotency>
 
+/**
+ * The largest document an offer carries (`document.content_base64`): receipts and labels, whose download would
+ * take longer than printing them. Larger ones are downloaded.
+ */
+export const OFFER_CONTENT_MAX_BYTES = 16 * 1024
+
 export const JobOffer = Type.Object({
   v: V,
   print_job_id: Uuid,
@@ -148,6 +154,13 @@ export const JobOffer = Type.Object({
     size_bytes: Type.Integer({ minimum: 1 }),
     format: DocumentFormat,
     raw_language: Type.Union([RawLanguage, Type.Null()]),
+    /**
+     * The document itself, when it is small and the cloud had it at hand (a job created with its bytes): the hub
+     * prints it without downloading it, once its size and SHA-256 match; otherwise it downloads from `url`.
+     */
+    content_base64: Type.Optional(
+      Type.String({ maxLength: Math.ceil(OFFER_CONTENT_MAX_BYTES / 3) * 4, contentEncoding: 'base64' }),
+    ),
   }),
   options: ResolvedPrintOptions,
   created_at: DateTime,

@@ -146,7 +146,7 @@ export class Dispatcher {
    * what the offer names came with the request. A failure to send never fails the request that created the
    * job: the hub is offered it again when it reconnects, and asked about it once it is silent (silent-jobs.ts).
    */
-  async jobCreated(job: DispatchableJob): Promise<void> {
+  async jobCreated(job: DispatchableJob, content?: Buffer): Promise<void> {
     this.#o.jobChanged?.()
     if (job.offered_at === null) return
     this.#o.logger.info(
@@ -154,7 +154,11 @@ export class Dispatcher {
       'print job offered',
     )
     await this.#tracked(
-      this.#send(job.agent_id, 'job-offer', jobOffer(job, this.#o.publicUrl, this.#o.pendingExpirySeconds)),
+      this.#send(
+        job.agent_id,
+        'job-offer',
+        jobOffer(job, this.#o.publicUrl, this.#o.pendingExpirySeconds, content),
+      ),
     )
   }
 

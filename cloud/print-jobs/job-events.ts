@@ -8,8 +8,11 @@ export interface NewJobListener {
    * (JobLifecycle.create), and jobCreated sends the offer.
    */
   readonly offersNewJobs: boolean
-  /** The job as its hub is offered it (`offered_at` set when it was stored offered). */
-  jobCreated(job: DispatchableJob): Promise<void>
+  /**
+   * The job as its hub is offered it (`offered_at` set when it was stored offered), and its document's bytes
+   * when the request carried them.
+   */
+  jobCreated(job: DispatchableJob, content?: Buffer): Promise<void>
 }
 
 /** What the rest of the cloud hears about jobs (the dispatcher tells hubs); nothing by default. */

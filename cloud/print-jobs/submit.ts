@@ -38,6 +38,8 @@ export interface PrintJobSubmitter {
     idempotency?: IdempotencyScope | null,
     /** The request's fingerprint under that key, offered to the hub with the key (docs/lan-printing.md). */
     fingerprint?: string | null,
+    /** The document's bytes, when the request carried them: a small document goes with the offer. */
+    content?: Buffer,
   ): Promise<PrintJob>
 }
 
@@ -71,7 +73,7 @@ export function createPrintJobSubmitter(
       if (!document) unknown.push('document_id')
       throw unknownReferences(...unknown)
     },
-    async submit(accountId, printer, document, requested, log, idempotency, fingerprint) {
+    async submit(accountId, printer, document, requested, log, idempotency, fingerprint, content) {
       const options = resolveOptions(requested)
       checkPrintRoute(printer, document, options)
       const job: NewPrintJob = {
@@ -127,21 +129,24 @@ export function createPrintJobSubmitter(
           },
         )
       }
-      await listener.jobCreated({
-        ...job,
-        account_id: accountId,
-        agent_id: printer.agent_id,
-        printer_key: printer.printer_key,
-        sha256: document.sha256,
-        size_bytes: document.size_bytes,
-        offered_at: entered.offered_at,
-        cancel_requested_at: null,
-        cancel_reason: null,
-        idempotency:
-          idempotency && fingerprint
-            ? { endpoint: idempotency.endpoint, key: idempotency.key, fingerprint }
-            : null,
-      })
+      await listener.jobCreated(
+        {
+          ...job,
+          account_id: accountId,
+          agent_id: printer.agent_id,
+          printer_key: printer.printer_key,
+          sha256: document.sha256,
+          size_bytes: document.size_bytes,
+          offered_at: entered.offered_at,
+          cancel_requested_at: null,
+          cancel_reason: null,
+          idempotency:
+            idempotency && fingerprint
+              ? { endpoint: idempotency.endpoint, key: idempotency.key, fingerprint }
+              : null,
+        },
+        content,
+      )
       return job
     },
   }

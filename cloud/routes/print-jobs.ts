@@ -85,7 +85,13 @@ export const printJobRoutes: FastifyPluginAsync<PrintJobRoutesOptions> = async (
   const decoded = new WeakMap<FastifyRequest, Buffer>()
   const lifecycle = new JobLifecycle(storage.printJobs, app.log)
   /** The job of a create request, under the request's Idempotency-Key and logged with its request id. */
-  const create = (request: FastifyRequest, printer: JobPrinter, document: Document, body: PrintOptions) =>
+  const create = (
+    request: FastifyRequest,
+    printer: JobPrinter,
+    document: Document,
+    body: PrintOptions,
+    content?: Buffer,
+  ) =>
     submitter.submit(
       authOf(request).accountId,
       printer,
@@ -94,6 +100,7 @@ export const printJobRoutes: FastifyPluginAsync<PrintJobRoutesOptions> = async (
       request.log,
       request.idempotencyScope,
       request.idempotencyFingerprint,
+      content,
     )
   const api = app.withTypeProvider<TypeBoxTypeProvider>()
   const writeConfig = { scopes: ['print_jobs:write' as const], idempotent: true }
@@ -152,7 +159,7 @@ export const printJobRoutes: FastifyPluginAsync<PrintJobRoutesOptions> = async (
         rawLanguage: body.document_raw_language,
         filename: body.document_filename ?? fetched.filename,
       })
-      return reply.code(201).send(await create(request, printer, document, body))
+      return reply.code(201).send(await create(request, printer, document, body, fetched.bytes))
     },
   )
 
@@ -185,7 +192,7 @@ export const printJobRoutes: FastifyPluginAsync<PrintJobRoutesOptions> = async (
         rawLanguage: body.document_raw_language,
         filename: body.document_filename,
       })
-      return reply.code(201).send(await create(request, printer, document, body))
+      return reply.code(201).send(await create(request, printer, document, body, bytes))
     },
   )
 

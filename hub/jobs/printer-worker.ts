@@ -23,6 +23,8 @@ export interface WorkerOptions {
   spool: Spool
   registry: PrinterRegistry
   download(url: string, sha256: string, sizeBytes: number): Promise<string>
+  /** The document the offer carries, kept as a download would be; null when there is none to keep. */
+  keepOffered(document: SpooledJob['offer']['document']): Promise<string | null>
   logger: Logger
   /** A job waits this long for paper to be loaded or a cover closed, then fails. */
   paperWaitTimeoutMs: number
@@ -264,12 +266,16 @@ export class PrinterWorker {
   }
 
   /**
-   * Downloads the document, retrying for up to `unreachableTimeoutMs` while the cloud is unreachable, answers
-   * 5xx (a cloud restart must not fail jobs) or asks the hub to slow down (429): a wait the cloud names in
+   * The document the offer carries (a small one, keepOffered), or else downloads it, retrying for up to
+   * `unreachableTimeoutMs` while the cloud is unreachable, answers 5xx (a cloud restart must not fail jobs)
+   * or asks the hub to slow down (429): a wait the cloud names in
    * Retry-After is honoured, up to MAX_RETRY_AFTER_MS and never past that deadline. A refusal (another 4xx)
    * or a second checksum mismatch fails the job.
    */
   async #download(job: SpooledJob): Promise<string | null> {
+    // A file that cannot be written here fails the download that follows, with its reason.
+    const offered = await this.#o.keepOffered(job.offer.document).catch(() => null)
+    if (offered !== null) return offered
     const { url, sha256, size_bytes } = job.offer.document
     const deadline = Date.now() + this.#o.unreachableTimeoutMs
     let mismatches = 0

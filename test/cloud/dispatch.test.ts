@@ -144,11 +144,28 @@ describe('the dispatcher and the agent API, with an MQTT client standing in for 
         size_bytes: ESCPOS_RECEIPT.length,
         format: 'raw',
         raw_language: 'escpos',
+        // Created with its bytes, and small: the hub prints it without a download.
+        content_base64: ESCPOS_RECEIPT.toString('base64'),
       },
       options: { copies: 1, scale_mode: 'fit' },
       created_at: created.created_at,
     })
     expect(Date.parse(String(offer?.payload.expires_at)) - Date.parse(created.created_at)).toBe(60_000)
+  })
+
+  it('offers a job of an uploaded document, and every job offered again, without its bytes', async () => {
+    const created = await createJob()
+    const again = await api<PrintJob>('POST', '/api/v1/print-jobs', {
+      printer_id: printerId(),
+      document_id: created.document_id,
+    })
+    expect(again.status).toBe(201)
+    await expect.poll(() => offersFor(again.body.print_job_id).length, POLL).toBeGreaterThan(0)
+    expect(offersFor(again.body.print_job_id)[0]?.payload.document).not.toHaveProperty('content_base64')
+    const before = offersFor(created.print_job_id).length
+    await publish('presence', { online: true, session: 's-again' })
+    await expect.poll(() => offersFor(created.print_job_id).length, POLL).toBeGreaterThan(before)
+    expect(offersFor(created.print_job_id).at(-1)?.payload.document).not.toHaveProperty('content_base64')
   })
 
   it('records each status change once and in order; stale and repeated reports change nothing', async () => {

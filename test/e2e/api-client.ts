@@ -47,6 +47,31 @@ export class ApiClient {
     return res.body
   }
 
+  /**
+   * A RAW job of a document uploaded first (POST /api/v1/documents, then POST /api/v1/print-jobs): its offer
+   * carries no bytes, so the hub downloads the document.
+   */
+  async printUploaded(printerId: string, bytes: Buffer, language: RawLanguage) {
+    const form = new FormData()
+    form.append('document_format', 'raw')
+    form.append('document_raw_language', language)
+    form.append('file', new Blob([bytes]), 'document.bin')
+    const upload = await fetch(`${this.baseUrl}/api/v1/documents`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${this.token}` },
+      body: form,
+    })
+    const document = (await upload.json()) as { document_id: string }
+    if (upload.status !== 201)
+      throw new Error(`upload answered ${upload.status}: ${JSON.stringify(document)}`)
+    const res = await this.request<PrintJob>('POST', '/api/v1/print-jobs', {
+      printer_id: printerId,
+      document_id: document.document_id,
+    })
+    if (res.status !== 201) throw new Error(`create answered ${res.status}: ${JSON.stringify(res.body)}`)
+    return res.body
+  }
+
   /** A PDF job from Base64 (`document_format: 'pdf'`); `options` are print options (copies, media, dpi ...). */
   async printPdf(printerId: string, pdf: Buffer, options: Record<string, unknown> = {}) {
     const res = await this.request<PrintJob>('POST', '/api/v1/print-jobs/from-base64', {

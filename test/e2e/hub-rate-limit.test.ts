@@ -37,10 +37,11 @@ describe('a hub over its quota, end to end through real processes', () => {
   })
 
   it('prints every job of a burst, in order, waiting out each 429 instead of failing the job', async () => {
-    // Distinct documents, so that each job needs a download of its own.
+    // Distinct documents, uploaded first, so that each job needs a download of its own (an offer carries the
+    // document only when the job was created with its bytes).
     const receipts = [1, 2, 3].map((n) => Buffer.from(`\x1b@Order ${n}\n\x1dVB\x00`, 'latin1'))
     const jobs = []
-    for (const receipt of receipts) jobs.push(await api.printRaw(printerId, receipt, 'escpos'))
+    for (const receipt of receipts) jobs.push(await api.printUploaded(printerId, receipt, 'escpos'))
     for (const job of jobs) {
       const done = await api.waitForJob(job.print_job_id, ['printed', 'failed', 'cancelled'], 30_000)
       expect(done).toMatchObject({ status: 'printed', failure_reason: null })

@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest'
 import { jobOffer } from '../../../cloud/dispatch/job-offer.ts'
 import type { DispatchableJob } from '../../../cloud/storage/print-jobs.ts'
+import { OFFER_CONTENT_MAX_BYTES } from '../../../protocol/hub-messages.ts'
 import { PRINT_OPTION_DEFAULTS, type ResolvedPrintOptions } from '../../../protocol/print-job.ts'
 
 const ASKED: ResolvedPrintOptions = {
@@ -59,6 +60,18 @@ describe('jobOffer', () => {
       key,
     )
     expect(jobOffer(job('raw'), 'https://print.example', 60)).not.toHaveProperty('idempotency')
+  })
+
+  it('carries a document of at most OFFER_CONTENT_MAX_BYTES given with it, and never a larger one', () => {
+    const small = Buffer.alloc(OFFER_CONTENT_MAX_BYTES, 0x41)
+    expect(jobOffer(job('raw'), 'https://print.example', 60, small).document.content_base64).toBe(
+      small.toString('base64'),
+    )
+    const large = Buffer.alloc(OFFER_CONTENT_MAX_BYTES + 1, 0x41)
+    expect(jobOffer(job('raw'), 'https://print.example', 60, large).document).not.toHaveProperty(
+      'content_base64',
+    )
+    expect(jobOffer(job('raw'), 'https://print.example', 60).document).not.toHaveProperty('content_base64')
   })
 
   it('offers a PDF job with every option as asked', () => {

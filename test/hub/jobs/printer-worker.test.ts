@@ -1,7 +1,9 @@
+import { createHash } from 'node:crypto'
 import { writeFileSync } from 'node:fs'
 import path from 'node:path'
 import { pino } from 'pino'
 import { afterEach, beforeEach, describe, expect, it } from 'vitest'
+import { keepOfferedDocument } from '../../../hub/jobs/offered-document.ts'
 import { PrinterWorker, type WorkerOptions } from '../../../hub/jobs/printer-worker.ts'
 import { Spool } from '../../../hub/jobs/spool.ts'
 import { parsePrinterUri } from '../../../hub/printers/printer-uri.ts'
@@ -60,6 +62,7 @@ describe('PrinterWorker (real spool file, scripted ESC/POS printer)', () => {
         writeFileSync(file, documentOf(Number(sha256)))
         return file
       },
+      keepOffered: (document) => keepOfferedDocument(path.join(dir.path, 'offered'), document),
       logger,
       paperWaitTimeoutMs: NEVER_MS,
       unreachableTimeoutMs: NEVER_MS,
@@ -86,6 +89,38 @@ describe('PrinterWorker (real spool file, scripted ESC/POS printer)', () => {
     expect(printer.bytes()).toEqual(documentOf(1))
     expect(printer.closes).toBe(1)
     expect(reports(spool)).toEqual(['job-ack', 'job-status:printing', 'job-status:printed'])
+  })
+
+  /** Offer `n` carrying its document, with the document's real SHA-256; `content` other bytes in its place. */
+  const carrying = (n: number, content = documentOf(n)) => {
+    const offer = liveOffer(n)
+    const sha256 = createHash('sha256').update(documentOf(n)).digest('hex')
+    return { ...offer, document: { ...offer.document, sha256, content_base64: content.toString('base64') } }
+  }
+
+  it('prints the document an offer carries without downloading it', async () => {
+    spool.accept(carrying(1))
+    startWorker().wake()
+    await expect.poll(() => stateOf(1)).toBe('printed')
+    expect(printer.bytes()).toEqual(documentOf(1))
+    expect(downloads).toEqual([])
+    expect(reports(spool)).toEqual(['job-ack', 'job-status:printing', 'job-status:printed'])
+  })
+
+  it('downloads the document when what the offer carries is not it (size or SHA-256)', async () => {
+    const offer = carrying(1, documentOf(2))
+    spool.accept(offer)
+    startWorker({
+      download: async (url) => {
+        downloads.push(url)
+        const file = path.join(dir.path, 'downloaded')
+        writeFileSync(file, documentOf(1))
+        return file
+      },
+    }).wake()
+    await expect.poll(() => stateOf(1)).toBe('printed')
+    expect(downloads).toEqual([offer.document.url])
+    expect(printer.bytes()).toEqual(documentOf(1))
   })
 
   it('asks a printer that never answers status only until it has learnt so, then prints without waiting', async () => {

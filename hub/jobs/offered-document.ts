@@ -1,0 +1,27 @@
+import { createHash } from 'node:crypto'
+import { mkdir, rename, stat, writeFile } from 'node:fs/promises'
+import path from 'node:path'
+import type { JobOffer } from '../../protocol/hub-messages.ts'
+
+/**
+ * The document an offer carries (`content_base64`, a small one), kept where a download would keep it
+ * (`dir/<sha256>`, as CloudClient.download): its path, or null when the offer carries none or its bytes are
+ * not the document the offer names (wrong size or SHA-256), which is then downloaded. The spool already holds
+ * the offer on disk, so the file is not synced: after a crash it is written again from the spool.
+ */
+export async function keepOfferedDocument(
+  dir: string,
+  document: JobOffer['document'],
+): Promise<string | null> {
+  if (document.content_base64 === undefined) return null
+  const bytes = Buffer.from(document.content_base64, 'base64')
+  if (bytes.length !== document.size_bytes) return null
+  if (createHash('sha256').update(bytes).digest('hex') !== document.sha256) return null
+  const target = path.join(dir, document.sha256)
+  if ((await stat(target).catch(() => null))?.size === bytes.length) return target
+  await mkdir(dir, { recursive: true })
+  const temp = `${target}.${process.pid}.offered`
+  await writeFile(temp, bytes, { mode: 0o600 })
+  await rename(temp, target)
+  return target
+}

@@ -1,16 +1,24 @@
-import { type ChildProcess, spawn } from 'node:child_process'
 import { open } from 'node:fs/promises'
 import { resolve } from 'node:path'
 import { ApiError } from '../api-error.ts'
 import { FairQueue } from './fair-queue.ts'
+import type { GhostscriptReport } from './ghostscript-report.ts'
+import { type GhostscriptWorker, INSPECTION_OPTIONS, type WorkerOutcome } from './ghostscript-worker.ts'
+import { GhostscriptWorkers } from './ghostscript-workers.ts'
 import { sniffDocument } from './sniff.ts'
 
-// PDF security inspection: Ghostscript interprets every page to the `nullpage` device (no raster kept) in a
-// child process, so a slow or hostile document is killed at the deadline; an in-process call
-// (ghostscript4js) could not be stopped. Policy:
-// - -dSAFER always (never -dNOSAFER): no file access beyond the input and Ghostscript's own resources, no
-//   %pipe%, no device or parameter changes from the document. GS_* variables (GS_OPTIONS could add
-//   -dNOSAFER, GS_LIB could replace the init files) are removed from the child's environment.
+// PDF security inspection: Ghostscript interprets every page to the `nullpage` device (no raster kept) in
+// long-lived `gs` child processes, up to maxConcurrent of them, each fed one document at a time on its stdin
+// (ghostscript-worker.ts). A `gs` per PDF spent about 40 ms of its 50 starting Ghostscript; ghostscript4js,
+// as the hub renders, starts a fresh instance per call (34 ms for the bench's label, against 10 ms warm)
+// and could not be stopped at a deadline. A worker is killed at a document's deadline (and replaced), and
+// replaced after DOCUMENTS_PER_WORKER documents; each document runs between save and restore, and its
+// output is told from the next one's by a marker with a nonce of its own. Policy:
+// - -dSAFER always (never -dNOSAFER): no file access beyond Ghostscript's own resources and the worker's own
+//   directory, which holds only a link to the document under way; no %pipe%, no device or parameter changes
+//   from the document. GS_* variables (GS_OPTIONS could add -dNOSAFER, GS_LIB could replace the init files)
+//   are removed from the child's environment. Documents run by `runpdf`, never `run`: the PDF interpreter
+//   only, whatever the file holds.
 // - -dPDFSTOPONERROR stops at the first error instead of carrying on. Ghostscript 10 still rebuilds a broken
 //   or missing cross-reference table silently ("PDF file was repaired"): such a file (a truncated upload, a
 //   bad xref offset) is refused as pdf_invalid too. A repaired file prints whatever the repair heuristics
@@ -34,6 +42,10 @@ export interface PdfInspectorOptions {
   maxQueuedPerAccount: number
   /** The Ghostscript program; `gs` on PATH by default. */
   gsPath?: string
+  /** Documents a Ghostscript process inspects before a fresh one replaces it; 200 by default. */
+  documentsPerWorker?: number
+  /** How long a Ghostscript process waits idle for the next document before it ends; 5 minutes by default. */
+  workerIdleMs?: number
 }
 
 export interface PdfInspection {
@@ -49,68 +61,13 @@ export interface PdfInspector {
 
 /** Seconds to wait when Ghostscript cannot be started at all (missing or out of processes). */
 const SPAWN_FAILURE_RETRY_SECONDS = 30
-/** Output lines longer than this are cut: only short status lines are read. */
-const MAX_LINE = 4096
+/** Bounds what a Ghostscript process may accumulate over documents (memory restore does not give back). */
+const DOCUMENTS_PER_WORKER = 200
+const WORKER_IDLE_MS = 5 * 60_000
 
-/** Ghostscript's arguments for one inspection. */
+/** One inspection as a process of its own (`gs` per PDF), with the options a worker inspects with. */
 export function ghostscriptArgs(filePath: string): string[] {
-  return [
-    '-dSAFER',
-    '-dBATCH',
-    '-dNOPAUSE',
-    '-dNOPROMPT',
-    '-dPDFSTOPONERROR',
-    '-sDEVICE=nullpage',
-    '-r72',
-    '-f',
-    resolve(filePath),
-  ]
-}
-
-function childEnvironment(): NodeJS.ProcessEnv {
-  return Object.fromEntries(Object.entries(process.env).filter(([name]) => !name.startsWith('GS_')))
-}
-
-/** What Ghostscript said, read line by line as it runs (its output is never kept whole). */
-class GhostscriptReport {
-  declaredPages: number | null = null
-  lastPage = 0
-  noPages = false
-  repaired = false
-  passwordNeeded = false
-  /** A reader for one output stream (stdout and stderr each keep their own unfinished line). */
-  reader(): { feed(chunk: string): void; end(): void } {
-    let partial = ''
-    return {
-      feed: (chunk) => {
-        const lines = (partial + chunk).split(/\r?\n/)
-        partial = (lines.pop() ?? '').slice(-MAX_LINE)
-        for (const line of lines) this.line(line.slice(0, MAX_LINE))
-      },
-      end: () => {
-        this.line(partial)
-        partial = ''
-      },
-    }
-  }
-
-  private line(line: string): void {
-    const processing = /^Processing pages (\d+) through (\d+)\./.exec(line)
-    if (processing) this.declaredPages = Number(processing[2]) - Number(processing[1]) + 1
-    const page = /^Page (\d+)$/.exec(line)
-    if (page) this.lastPage = Number(page[1])
-    if (/No pages will be processed/i.test(line)) this.noPages = true
-    // Ghostscript 10: "PDF file was repaired"; 9.x: "The file has been damaged", "attempt to recover",
-    // "An error occurred while reading an XREF table"
-    if (
-      /file was repaired|has been damaged|attempt to (recover|reconstruct)|error occurred while reading an XREF/i.test(
-        line,
-      )
-    ) {
-      this.repaired = true
-    }
-    if (/requires a password|password did not work|cannot decrypt/i.test(line)) this.passwordNeeded = true
-  }
+  return [...INSPECTION_OPTIONS, '-dBATCH', '-f', resolve(filePath)]
 }
 
 function unavailable(
@@ -155,6 +112,14 @@ function verdict(
   return { pages }
 }
 
+function outcomeVerdict(outcome: WorkerOutcome): PdfInspection {
+  if (outcome.kind === 'unavailable')
+    throw unavailable('ghostscript_unavailable', SPAWN_FAILURE_RETRY_SECONDS)
+  if (outcome.kind === 'done') return verdict(outcome.report, outcome.failed ? 1 : 0, null)
+  // A process that ended in the middle of a document never passes it, whatever its exit code.
+  return verdict(outcome.report, outcome.signal ? null : outcome.code || 1, outcome.signal)
+}
+
 /** Refuses, before Ghostscript runs, a file that Ghostscript would not take as a PDF (e.g. PostScript). */
 async function assertPdfHeader(filePath: string): Promise<void> {
   const file = await open(filePath, 'r')
@@ -169,11 +134,20 @@ async function assertPdfHeader(filePath: string): Promise<void> {
   }
 }
 
-export function createPdfInspector(options: PdfInspectorOptions): PdfInspector {
+/** A PdfInspector that also names its Ghostscript processes (for tests and benchmarks). */
+export interface WarmPdfInspector extends PdfInspector {
+  /** The Ghostscript processes running now. */
+  readonly pids: number[]
+}
+
+export function createPdfInspector(options: PdfInspectorOptions): WarmPdfInspector {
   const { timeoutMs, maxConcurrent, maxQueued, maxQueuedPerAccount } = options
-  const gsPath = options.gsPath ?? 'gs'
+  const workers = new GhostscriptWorkers(
+    options.gsPath ?? 'gs',
+    options.documentsPerWorker ?? DOCUMENTS_PER_WORKER,
+    options.workerIdleMs ?? WORKER_IDLE_MS,
+  )
   const retrySeconds = Math.max(1, Math.ceil(timeoutMs / 1000))
-  const running = new Set<ChildProcess>()
   const queue = new FairQueue<{ start: () => void; refuse: (error: ApiError) => void }>()
   let active = 0
   let closed = false
@@ -187,51 +161,30 @@ export function createPdfInspector(options: PdfInspectorOptions): PdfInspector {
     }
   }
 
-  function run(filePath: string): Promise<PdfInspection> {
-    return new Promise<PdfInspection>((resolvePromise, reject) => {
-      if (closed) {
-        reject(unavailable('closed', retrySeconds))
-        return
-      }
-      const report = new GhostscriptReport()
-      let timedOut = false
-      const child = spawn(gsPath, ghostscriptArgs(filePath), {
-        stdio: ['ignore', 'pipe', 'pipe'],
-        env: childEnvironment(),
-      })
-      running.add(child)
-      const timer = setTimeout(() => {
-        timedOut = true
-        child.kill('SIGKILL')
-      }, timeoutMs)
-      const out = report.reader()
-      const err = report.reader()
-      child.stdout?.setEncoding('latin1').on('data', (chunk: string) => out.feed(chunk))
-      child.stderr?.setEncoding('latin1').on('data', (chunk: string) => err.feed(chunk))
-      const finish = (outcome: () => PdfInspection) => {
-        clearTimeout(timer)
-        running.delete(child)
-        try {
-          resolvePromise(outcome())
-        } catch (error) {
-          reject(error)
-        }
-      }
-      child.once('error', () => {
-        finish(() => {
-          throw unavailable('ghostscript_unavailable', SPAWN_FAILURE_RETRY_SECONDS)
-        })
-      })
-      child.once('close', (code, signal) => {
-        out.end()
-        err.end()
-        finish(() => {
-          if (timedOut) throw unavailable('timeout', retrySeconds)
-          if (closed) throw unavailable('closed', retrySeconds)
-          return verdict(report, code, signal)
-        })
-      })
-    })
+  async function run(filePath: string): Promise<PdfInspection> {
+    if (closed) throw unavailable('closed', retrySeconds)
+    let worker: GhostscriptWorker
+    try {
+      worker = workers.take()
+    } catch {
+      throw unavailable('ghostscript_unavailable', SPAWN_FAILURE_RETRY_SECONDS)
+    }
+    let timedOut = false
+    const timer = setTimeout(() => {
+      timedOut = true
+      void worker.kill()
+    }, timeoutMs)
+    try {
+      const outcome = await worker.inspect(filePath)
+      if (timedOut) throw unavailable('timeout', retrySeconds)
+      if (closed) throw unavailable('closed', retrySeconds)
+      return outcomeVerdict(outcome)
+    } finally {
+      clearTimeout(timer)
+      // Its outcome may have come in just as the deadline killed it: it is never given back alive.
+      if (timedOut) await worker.kill()
+      workers.give(worker)
+    }
   }
 
   async function inspectNow(filePath: string): Promise<PdfInspection> {
@@ -244,6 +197,9 @@ export function createPdfInspector(options: PdfInspectorOptions): PdfInspector {
   }
 
   return {
+    get pids() {
+      return workers.pids
+    },
     inspect(filePath, accountId) {
       if (closed) return Promise.reject(unavailable('closed', retrySeconds))
       if (active < maxConcurrent) {
@@ -265,7 +221,7 @@ export function createPdfInspector(options: PdfInspectorOptions): PdfInspector {
     close() {
       closed = true
       for (const waiting of queue.drain()) waiting.refuse(unavailable('closed', retrySeconds))
-      for (const child of running) child.kill('SIGKILL')
+      workers.close()
     },
   }
 }

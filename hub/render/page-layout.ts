@@ -1,6 +1,8 @@
-import { type Bitmap, createBitmap } from '../languages/bitmap.ts'
-import { createGreyPage, type GreyPage, WHITE } from './grey-page.ts'
+import type { Bitmap } from '../languages/bitmap.ts'
+import { dither } from './dither.ts'
+import { createGreyPage, type GreyPage } from './grey-page.ts'
 import type { MediaPlan } from './media-plan.ts'
+import { resample } from './resample.ts'
 
 /** Where a page lands in the image, in dots: the page after turning and scaling, and the area it may use. */
 export interface PagePlacement {
@@ -104,8 +106,18 @@ export function layOutPage(page: GreyPage, plan: MediaPlan): Bitmap {
     turned.width === placement.width && turned.height === placement.height
       ? turned
       : resample(turned, placement.width, placement.height)
-  const image = createGreyPage(placement.imageWidth, placement.imageHeight)
   const { area } = placement
+  const fillsImage =
+    placement.left === 0 &&
+    placement.top === 0 &&
+    scaled.width === placement.imageWidth &&
+    scaled.height === placement.imageHeight &&
+    area.left === 0 &&
+    area.top === 0 &&
+    area.right === placement.imageWidth &&
+    area.bottom === placement.imageHeight
+  if (fillsImage) return dither(scaled)
+  const image = createGreyPage(placement.imageWidth, placement.imageHeight)
   const x0 = Math.max(area.left, placement.left)
   const x1 = Math.min(area.right, placement.left + scaled.width)
   const y0 = Math.max(area.top, placement.top)
@@ -130,87 +142,4 @@ export function rotateCounterClockwise(page: GreyPage): GreyPage {
     for (let u = 0; u < height; u++) out[v * height + u] = data[u * width + x]!
   }
   return { width: height, height: width, data: out }
-}
-
-/** Weights of the source dots each output dot covers along one axis (box filter, by covered length). */
-function coverage(
-  sourceLength: number,
-  targetLength: number,
-): { first: Int32Array; weights: Float32Array[] } {
-  const step = sourceLength / targetLength
-  const first = new Int32Array(targetLength)
-  const weights: Float32Array[] = []
-  for (let i = 0; i < targetLength; i++) {
-    const start = i * step
-    const end = Math.min(sourceLength, start + step)
-    const a = Math.floor(start)
-    const b = Math.min(sourceLength, Math.ceil(end))
-    const w = new Float32Array(Math.max(1, b - a))
-    for (let s = a; s < b; s++) w[s - a] = (Math.min(end, s + 1) - Math.max(start, s)) / step
-    first[i] = a
-    weights.push(w)
-  }
-  return { first, weights }
-}
-
-/** The page resampled to `width` × `height` dots, each dot the average grey of the area it covers. */
-export function resample(page: GreyPage, width: number, height: number): GreyPage {
-  const across = coverage(page.width, width)
-  const down = coverage(page.height, height)
-  // Across first, into floats (one row of the output width per source row), then down.
-  const rows = new Float32Array(page.height * width)
-  for (let y = 0; y < page.height; y++) {
-    const row = y * page.width
-    for (let x = 0; x < width; x++) {
-      const first = across.first[x]!
-      const w = across.weights[x]!
-      let sum = 0
-      for (let k = 0; k < w.length; k++) sum += w[k]! * page.data[row + first + k]!
-      rows[y * width + x] = sum
-    }
-  }
-  const out = new Uint8Array(width * height)
-  for (let y = 0; y < height; y++) {
-    const first = down.first[y]!
-    const w = down.weights[y]!
-    for (let x = 0; x < width; x++) {
-      let sum = 0
-      for (let k = 0; k < w.length; k++) sum += w[k]! * rows[(first + k) * width + x]!
-      out[y * width + x] = Math.max(0, Math.min(WHITE, Math.round(sum)))
-    }
-  }
-  return { width, height, data: out }
-}
-
-/**
- * Floyd–Steinberg error diffusion (Floyd and Steinberg, "An adaptive algorithm for spatial greyscale",
- * 1976): each dot is black below mid-grey, and its error goes 7/16 right, 3/16 down-left, 5/16 down and
- * 1/16 down-right. Pure black and white dots with no error reaching them stay as they are.
- */
-export function dither(page: GreyPage): Bitmap {
-  const { width, height, data } = page
-  const bitmap = createBitmap(width, height)
-  const bits = bitmap.data as Uint8Array
-  const stride = Math.ceil(width / 8)
-  let current = new Float32Array(width + 2)
-  let next = new Float32Array(width + 2)
-  for (let y = 0; y < height; y++) {
-    const row = y * width
-    for (let x = 0; x < width; x++) {
-      const value = data[row + x]! + current[x + 1]!
-      const black = value < 128
-      const error = value - (black ? 0 : WHITE)
-      if (black) bits[y * stride + (x >> 3)]! |= 0x80 >> (x & 7)
-      if (error !== 0) {
-        current[x + 2]! += (error * 7) / 16
-        next[x]! += (error * 3) / 16
-        next[x + 1]! += (error * 5) / 16
-        next[x + 2]! += error / 16
-      }
-    }
-    const done = current
-    current = next
-    next = done.fill(0)
-  }
-  return bitmap
 }

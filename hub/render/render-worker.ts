@@ -3,6 +3,7 @@ import { tmpdir } from 'node:os'
 import { join, resolve } from 'node:path'
 import { setTimeout as sleep } from 'node:timers/promises'
 import type { Logger } from 'pino'
+import { type DirectoryChanges, watchDirectory } from './directory-changes.ts'
 import {
   assertPdf,
   followsPolicy,
@@ -25,7 +26,9 @@ import { WorkerProcess } from './worker-process.ts'
 //   not when the caller has taken every page: pages wait as files in the render's own directory, so a slow
 //   printer holds no other printer's render.
 // - Pages stream: page n is yielded as soon as its file holds every row, while Ghostscript works on the
-//   next page. A render that fails after some pages were yielded throws at the next page.
+//   next page (or ends its instance after the last). The render's directory is watched, so a page is read
+//   when its last row is written; the poll is the fallback. A render that fails after some pages were
+//   yielded throws at the next page.
 // - Bounds, each failing only its own render with RenderError (`render_failed`) and a reason:
 //   Ghostscript's time for the whole document (`deadlineMs`, from when the worker starts on it; the worker
 //   is killed at the deadline), a page side over MAX_PAGE_MM (2000 mm) or a page over MAX_PAGE_DOTS at the
@@ -133,18 +136,21 @@ export class RenderWorker {
     const release = await this.takeTurn()
     let run: Run | undefined
     let dir: string | undefined
+    let changes: DirectoryChanges | undefined
     try {
       dir = await mkdtemp(join(this.options.tempDir ?? tmpdir(), 'print-hub-render-'))
+      changes = watchDirectory(dir)
       const worker = this.current()
       await worker.ready
       run = this.begin(worker, ghostscriptArgs(pdfPath, dir, options.dpi), options.deadlineMs, release)
       const limit = maxPageDots(options.dpi)
       for (let page = 1; ; page++) {
-        const grey = await this.nextPage(run, join(dir, pageFileName(page)), page, limit)
+        const grey = await this.nextPage(run, changes, join(dir, pageFileName(page)), page, limit)
         if (!grey) return
         yield grey
       }
     } finally {
+      changes?.close()
       run?.end(new RenderError('worker_unavailable', 'The render was abandoned.'))
       release()
       // A render that did not end well ends with its worker process gone (killed by end()).
@@ -232,10 +238,17 @@ export class RenderWorker {
   }
 
   /** Page `page` once its file is complete; null after the last page. */
-  private async nextPage(run: Run, file: string, page: number, limit: number): Promise<GreyPage | null> {
+  private async nextPage(
+    run: Run,
+    changes: DirectoryChanges,
+    file: string,
+    page: number,
+    limit: number,
+  ): Promise<GreyPage | null> {
     for (;;) {
       // Read how Ghostscript stands before looking at the file: "done" then means the file is final.
       const outcome = run.outcome
+      const seen = changes.count
       const found = await readPageFile(file, limit, page)
       if (typeof found === 'object') {
         await rm(file, { force: true })
@@ -248,7 +261,7 @@ export class RenderWorker {
         if (page === 1) throw new RenderError('no_pages', 'The PDF has no pages to print.')
         return null
       }
-      await Promise.race([sleep(this.pollIntervalMs), run.ended])
+      await Promise.race([sleep(this.pollIntervalMs), run.ended, changes.after(seen)])
     }
   }
 }

@@ -15,7 +15,10 @@ import type { GreyPage } from '../../hub/render/grey-page.ts'
 import { type MediaPlan, planMedia } from '../../hub/render/media-plan.ts'
 import { layOutPage } from '../../hub/render/page-layout.ts'
 import { RenderWorker } from '../../hub/render/render-worker.ts'
-import { ghostscriptArgs as cloudInspectionArgs } from '../../print-api/documents/pdf-inspection.ts'
+import {
+  ghostscriptArgs as cloudInspectionArgs,
+  createPdfInspector,
+} from '../../print-api/documents/pdf-inspection.ts'
 import type { RawLanguage } from '../../protocol/enums.ts'
 import { PRINT_OPTION_DEFAULTS, type ResolvedPrintOptions } from '../../protocol/print-job.ts'
 import { ApiClient } from '../e2e/api-client.ts'
@@ -490,8 +493,12 @@ class LabelEnds {
 interface EndToEndFigures {
   e2e: Stats
   post: Stats
-  /** The cloud's inspection command (gs, nullpage at 72 dpi) on the label, by the CLI. */
+  /** POST → 201, 99th percentile (nearest rank). */
+  postP99: number
+  /** The cloud's inspection as it was until issue 31: a `gs` process per PDF (nullpage at 72 dpi). */
   inspection: Stats
+  /** The cloud's inspection now: createPdfInspector, a warm Ghostscript process (print-api/documents). */
+  warmInspection: Stats
   labels: number
   failed: string[]
 }
@@ -541,11 +548,33 @@ async function endToEnd(pdf: Buffer, dir: string): Promise<EndToEndFigures> {
     } finally {
       ends.close()
     }
-    // Part of POST → 201: the cloud runs Ghostscript on every PDF it takes (print-api/documents/pdf-inspection.ts).
+    // Part of POST → 201: the cloud inspects every PDF it takes (print-api/documents/pdf-inspection.ts): a
+    // process per PDF until issue 31 (the baseline), a warm Ghostscript process now; interleaved.
     const file = join(dir, 'inspected-label.pdf')
     await writeFile(file, pdf)
-    const [inspection] = await interleaved([() => bareGs(cloudInspectionArgs(file))])
-    return { e2e: stats(e2e), post: stats(post), inspection: stats(inspection!), labels: ends.count, failed }
+    const inspector = createPdfInspector({
+      timeoutMs: DEADLINE_MS,
+      maxConcurrent: 1,
+      maxQueued: 0,
+      maxQueuedPerAccount: 0,
+    })
+    const [inspection, warmInspection] = await interleaved([
+      () => bareGs(cloudInspectionArgs(file)),
+      async () => {
+        const t0 = nowMs()
+        await inspector.inspect(file, 'bench')
+        return nowMs() - t0
+      },
+    ]).finally(() => inspector.close())
+    return {
+      e2e: stats(e2e),
+      post: stats(post),
+      postP99: [...post].sort((a, b) => a - b)[Math.max(0, Math.ceil(0.99 * post.length) - 1)]!,
+      inspection: stats(inspection!),
+      warmInspection: stats(warmInspection!),
+      labels: ends.count,
+      failed,
+    }
   } finally {
     await stopAll()
     await simulator.close()
@@ -559,8 +588,10 @@ function reportEndToEnd(pdf: Buffer, f: EndToEndFigures): string[] {
     `  the 4 × 6 in label (PDF ${kB(pdf.length)}), media 101.6 × 152.4 mm at 203 dpi, by POST /api/v1/print-jobs/from-base64;`,
     `  ${E2E_JOBS} jobs one at a time after ${E2E_WARMUP} warm-up, each printed before the next POST; hub with its production timings`,
     `  POST → the label's final ^XZ at the printer: ${fmt(f.e2e)}`,
-    `  of which POST → 201 (cloud inspects the PDF):  ${fmt(f.post)}`,
-    `  the cloud's inspection command alone (gs nullpage -r72, a process per PDF): ${fmt(f.inspection)}`,
+    `  of which POST → 201 (cloud inspects the PDF):  ${fmt(f.post)} | p99 ${ms(f.postP99)}`,
+    `  the cloud's inspection alone, ${RUNS} runs each after ${WARMUP} warm-up, interleaved:`,
+    `    before issue 31, a gs process per PDF (nullpage -r72): ${fmt(f.inspection)}`,
+    `    now, a warm Ghostscript process (createPdfInspector): ${fmt(f.warmInspection)}`,
     `  labels at the printer: ${f.labels} of ${E2E_WARMUP + E2E_JOBS}${f.failed.length ? `; NOT printed: ${f.failed.join(', ')}` : ', every job printed'}`,
   ]
 }

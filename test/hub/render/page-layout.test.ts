@@ -1,15 +1,11 @@
 import { describe, expect, it } from 'vitest'
 import { type Bitmap, isBlack } from '../../../hub/languages/bitmap.ts'
 import { capabilitiesFor } from '../../../hub/languages/capabilities.ts'
+import { dither } from '../../../hub/render/dither.ts'
 import { createGreyPage, type GreyPage } from '../../../hub/render/grey-page.ts'
 import { planMedia, type RasterPrinter } from '../../../hub/render/media-plan.ts'
-import {
-  dither,
-  layOutPage,
-  placePage,
-  resample,
-  rotateCounterClockwise,
-} from '../../../hub/render/page-layout.ts'
+import { layOutPage, placePage, rotateCounterClockwise } from '../../../hub/render/page-layout.ts'
+import { resample } from '../../../hub/render/resample.ts'
 import { PRINT_OPTION_DEFAULTS, type ResolvedPrintOptions } from '../../../protocol/print-job.ts'
 
 const NO_MEDIA = { dpi: null, widthMm: null, heightMm: null, headDots: null }

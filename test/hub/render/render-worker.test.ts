@@ -177,6 +177,24 @@ describe('RenderWorker (real Ghostscript through ghostscript4js)', () => {
     expect([pagesBefore, error.reason]).toEqual([1, 'deadline'])
   })
 
+  it('reads a page once Ghostscript has written it, without waiting for the next poll', async () => {
+    const watching = new RenderWorker({ pollIntervalMs: 600_000 })
+    try {
+      await watching.start()
+      const pdf = withEndlessPage([{ ...receipt, content: '0 0 0 rg 0 0 72 72 re f' }])
+      const started = Date.now()
+      const pages = watching
+        .render(file('watched.pdf', pdf), { dpi: 203, deadlineMs: 10_000 })
+        [Symbol.asyncIterator]()
+      const first = await pages.next()
+      // Without the watch, page 1 would be read at the poll or when Ghostscript ends: 10 s, at the deadline.
+      expect([first.done, Date.now() - started < 5_000]).toEqual([false, true])
+      await pages.return?.()
+    } finally {
+      await watching.stop()
+    }
+  })
+
   it('refuses a page over 2000 mm at the dpi asked', async () => {
     // 14,400 pt = 200 in = 5,080 mm: 14,400 dots at 72 dpi, over the bound of 5,669.
     const huge = pagesPdf([{ width: 14_400, height: 14_400, content: '0 0 0 rg 0 0 72 72 re f' }])

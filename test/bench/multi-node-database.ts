@@ -30,6 +30,10 @@ export interface BenchDatabase {
    * that plan while the table grows.
    */
   seedHistory(perPrinter: number): Promise<void>
+  /** Webhook deliveries written so far, and those not delivered yet. */
+  webhookDeliveries(): Promise<{ written: number; undelivered: number }>
+  /** Webhook attempts that failed, by error (webhooks-beside-dispatch.ts): `error × n`, most first. */
+  failedWebhookAttempts(): Promise<string[]>
   close(): Promise<void>
 }
 
@@ -47,6 +51,28 @@ export async function openBenchDatabase(settings: StorageSettings): Promise<Benc
         .where('last_seen_at', '>=', since)
         .executeTakeFirstOrThrow()
       return Number(row.n)
+    },
+    async webhookDeliveries() {
+      const row = await db
+        .selectFrom('webhook_deliveries')
+        .select((eb) => [
+          eb.fn.countAll<number>().as('written'),
+          eb.fn
+            .sum<number>(eb.case().when('state', '<>', 'delivered').then(1).else(0).end())
+            .as('undelivered'),
+        ])
+        .executeTakeFirstOrThrow()
+      return { written: Number(row.written), undelivered: Number(row.undelivered ?? 0) }
+    },
+    async failedWebhookAttempts() {
+      const rows = await db
+        .selectFrom('webhook_attempts')
+        .select((eb) => ['error', eb.fn.countAll<number>().as('n')])
+        .where('error', 'is not', null)
+        .groupBy('error')
+        .orderBy('n', 'desc')
+        .execute()
+      return rows.map((row) => `${row.error} × ${row.n}`)
     },
     async printers() {
       const row = await db

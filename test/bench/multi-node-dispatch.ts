@@ -60,7 +60,11 @@ export interface JobTarget {
   account: BenchAccount
 }
 
-/** `measure` starts measuring with the first job request and ends with the last offer received (CPU). */
+/**
+ * `measure` starts measuring with the first job request and ends with the last offer received (CPU). With
+ * `perSecond`, job n is sent no sooner than n / perSecond seconds after the first (a steady load), else as
+ * fast as the requests in flight are answered.
+ */
 export async function createJobs<M>(
   fleet: Fleet,
   nodeUrls: string[],
@@ -68,6 +72,7 @@ export async function createJobs<M>(
   count: number,
   inFlight: number,
   measure: () => () => M,
+  perSecond?: number,
 ): Promise<Dispatch & { cpu: M }> {
   const url = nodeUrls[0]!
   const prepared = new Map<BenchAccount, { headers: Record<string, string>; documentId: string }>()
@@ -90,7 +95,10 @@ export async function createJobs<M>(
     clients.flatMap((client) =>
       Array.from({ length: inFlight }, async () => {
         while (next < count) {
-          const target = targets[next++ % targets.length]!
+          const n = next++
+          const wait = perSecond ? t0 + (n * 1000) / perSecond - wallNow() : 0
+          if (wait > 0) await new Promise((resolve) => setTimeout(resolve, wait))
+          const target = targets[n % targets.length]!
           const { headers, documentId } = prepared.get(target.account)!
           const body = JSON.stringify({ document_id: documentId, printer_id: target.printerId })
           const res = await client.post('/api/v1/print-jobs', headers, body)
@@ -112,8 +120,9 @@ export async function createJobs<M>(
     .catch((error: unknown) => console.log(`  warning: ${(error as Error).message}`))
   const cpu = measured()
   const first = new Map<string, { at: number; created: string; printerId: string }>()
+  // This call's jobs: the fleet keeps every offer it received (a run may create jobs more than once).
   for (const [id, at, created, printerId] of await fleet.offers())
-    if (!first.has(id)) first.set(id, { at, created, printerId })
+    if (!first.has(id) && Date.parse(created) >= t0 - 1000) first.set(id, { at, created, printerId })
   const offered = [...first.values()]
   const lastAt = Math.max(...offered.map((offer) => offer.at))
   return {

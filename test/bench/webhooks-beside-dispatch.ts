@@ -2,7 +2,7 @@ import { randomBytes, randomUUID } from 'node:crypto'
 import path from 'node:path'
 import { newWebhookSecret, webhookSecretBox } from '../../cloud/webhooks/secret-box.ts'
 import type { WebhookEventType } from '../../protocol/webhooks.ts'
-import { startWebhookReceiver, type WebhookReceiver } from '../cloud/webhooks/receiver.ts'
+import { type ReceivedDelivery, startWebhookReceiver } from '../cloud/webhooks/receiver.ts'
 import { type CloudProcess, startCloudProcess, stopAll } from '../e2e/harness.ts'
 import { startPostgres } from '../helpers/postgres-server.ts'
 import { startRedisServer } from '../helpers/redis-server.ts'
@@ -13,23 +13,30 @@ import { type BenchDatabase, openBenchDatabase } from './multi-node-database.ts'
 import { createJobs, type Dispatch, type JobTarget } from './multi-node-dispatch.ts'
 import { type Fleet, startFleet } from './multi-node-fleet.ts'
 import { createAccounts, enrollHubs } from './multi-node-provision.ts'
+import { STATEMENT_STATISTICS, statementStatistics } from './pg-statements.ts'
 import { cpuSecondsOf } from './process-cpu.ts'
 import { formatSummary, type Summary, summarize } from './stats.ts'
 
 /**
  * Webhook deliveries beside dispatch (issue 29): the cluster of the multi-node benchmark (Mosquitto, PostgreSQL,
  * Redis; one node, then two), its simulated hubs taking each offer and reporting it printed, jobs created
- * through the API as fast as the cluster takes them. First with no webhook endpoint (the baseline: what the
- * cloud sustains), then with every account's endpoint taking its jobs' status events (`pending`, `reserved`,
- * `printed`: the simulated hubs report no `printing`), delivered by the same nodes to a receiver on 127.0.0.1
- * that verifies each signature (receiver.ts). Deliveries keep up when the events of the last jobs arrive as
- * soon after their change as those of the first.
+ * through the API. First as fast as the cluster takes them with no webhook endpoint (the baseline: what the
+ * cloud dispatches when it delivers nothing), then with every account's endpoint taking its jobs' status
+ * events (`pending`, `reserved`, `printed`: the simulated hubs report no `printing`), delivered by the same
+ * nodes to a receiver on 127.0.0.1 that verifies each signature (receiver.ts): as fast as the cluster takes
+ * jobs, then at steady rates. Deliveries keep up with a load when the events of its last jobs arrive as soon
+ * after their change as those of its first.
  */
 const env = process.env
 const HUBS = Number(env.BENCH_BESIDE_HUBS ?? 600)
 const JOBS = Number(env.BENCH_BESIDE_JOBS ?? 6000)
+/** Steady loads, jobs a second, each for PACED_SECONDS, after the phases as fast as the cluster takes jobs. */
+const RATES = (env.BENCH_BESIDE_RATES ?? '400,600').split(',').filter(Boolean).map(Number)
+const PACED_SECONDS = Number(env.BENCH_BESIDE_PACED_SECONDS ?? 10)
 const ACCOUNTS = Number(env.BENCH_BESIDE_ACCOUNTS ?? 100)
 const NODES = (env.BENCH_BESIDE_NODES ?? '1,2').split(',').map(Number)
+/** Print what PostgreSQL spent its time on while the endpoints' jobs ran (pg_stat_statements). */
+const PG_STATEMENTS = env.BENCH_PG_STATEMENTS === '1'
 const IN_FLIGHT = 32
 const JOB_EVENTS: WebhookEventType[] = [
   'print_job.pending',
@@ -37,23 +44,26 @@ const JOB_EVENTS: WebhookEventType[] = [
   'print_job.printing',
   'print_job.printed',
 ]
-/** The events each job makes: the simulated hubs go from `reserved` to `printed`. */
+/** The events each job makes at most: the simulated hubs go from `reserved` to `printed`. */
 const EVENTS_PER_JOB = 3
 /** How long deliveries may trail the last job before the run stops waiting for them. */
 const DRAIN_BOUND_MS = 120_000
 const progress = (what: string) => process.stderr.write(`webhooks beside dispatch: ${what}\n`)
 
-interface Figures {
-  nodes: number
-  baseline: Dispatch
-  withWebhooks: Dispatch
-  /** CPU milliseconds per job of the cloud's processes (nodes, Mosquitto, PostgreSQL), in each phase. */
-  baselineCpuMs: number
-  withWebhooksCpuMs: number
-  deliveries: number
-  expected: number
-  /** Deliveries per second, from the first job request to the last delivery. */
-  deliveredPerSecond: number
+interface CpuPerJob {
+  total: number
+  /** `name ms, …` by process. */
+  parts: string
+}
+
+interface Deliveries {
+  /** Deliveries the cloud wrote (a job's three events, or two when its ack and `printed` were applied together). */
+  written: number
+  received: number
+  /** Deliveries received more than once (an attempt the node saw fail after the receiver had it). */
+  receivedAgain: number
+  /** From the first job request to the last delivery. */
+  perSecond: number
   /** Each delivery's arrival after its event's change (the event's timestamp, the cloud's clock). */
   lag: Summary
   /** The lag of the deliveries of the first and of the last tenth of the events, by their time. */
@@ -61,33 +71,57 @@ interface Figures {
   lastTenthLag: Summary
 }
 
+interface Phase {
+  name: string
+  jobs: number
+  dispatch: Dispatch
+  /** The cloud's processes' CPU from the first request until the last delivery (or the last printed job). */
+  cpu: CpuPerJob
+  deliveries?: Deliveries
+}
+
+interface Run {
+  nodes: number
+  phases: Phase[]
+  failedAttempts: string[]
+}
+
 export async function benchWebhooksBesideDispatch(): Promise<void> {
   raiseOpenFileLimit()
   const lines = [
     '',
-    `webhooks beside dispatch: ${HUBS} simulated hubs of ${ACCOUNTS} accounts, Mosquitto, PostgreSQL, Redis; ${JOBS} jobs`,
-    `  created through the API (${IN_FLIGHT} requests in flight per node), first with no webhook endpoint, then with`,
-    `  every account's endpoint taking its jobs' status events (${EVENTS_PER_JOB} a job), delivered by the same nodes`,
+    `webhooks beside dispatch: ${HUBS} simulated hubs of ${ACCOUNTS} accounts, Mosquitto, PostgreSQL, Redis; jobs created`,
+    `  through the API (${IN_FLIGHT} requests in flight per node) as fast as the cluster takes them, with no webhook endpoint`,
+    `  (baseline) and with every account's endpoint taking its jobs' status events (${EVENTS_PER_JOB} a job, delivered by the`,
+    `  same nodes), then at steady rates for ${PACED_SECONDS} s each; the CPU is the cloud's processes' per job`,
   ]
-  const runs: Figures[] = []
+  const runs: Run[] = []
   for (const nodes of NODES) runs.push(await run(nodes))
-  for (const f of runs) {
-    lines.push(
-      `  ${f.nodes} node(s): dispatched ${f.baseline.dispatchedPerSecond.toFixed(0)} jobs/s with no endpoint (baseline), ` +
-        `${f.withWebhooks.dispatchedPerSecond.toFixed(0)} jobs/s with the endpoints (ratio ${(f.withWebhooks.dispatchedPerSecond / f.baseline.dispatchedPerSecond).toFixed(2)})`,
-      `    the cloud's CPU per job (nodes, Mosquitto, PostgreSQL): ${f.baselineCpuMs.toFixed(2)} ms with no endpoint, ${f.withWebhooksCpuMs.toFixed(2)} ms with them`,
-      `    deliveries: ${f.deliveries} of ${f.expected}, ${f.deliveredPerSecond.toFixed(0)}/s (${(f.deliveredPerSecond / EVENTS_PER_JOB).toFixed(0)} jobs' worth/s), first request → last delivery`,
-      `    change → delivery, every event:      ${formatSummary(f.lag)}`,
-      `    change → delivery, first 10 % of events: ${formatSummary(f.firstTenthLag)}`,
-      `    change → delivery, last 10 % of events:  ${formatSummary(f.lastTenthLag)}`,
-    )
+  for (const r of runs) {
+    lines.push(`  ${r.nodes} node(s); failed webhook attempts: ${r.failedAttempts.join('; ') || 'none'}`)
+    const baseline = r.phases[0]!.dispatch.dispatchedPerSecond
+    for (const phase of r.phases) {
+      const d = phase.dispatch
+      lines.push(
+        `    ${phase.name}, ${phase.jobs} jobs: dispatched ${d.dispatchedPerSecond.toFixed(0)} jobs/s (${(d.dispatchedPerSecond / baseline).toFixed(2)}x baseline); ` +
+          `CPU ${phase.cpu.total.toFixed(2)} ms/job (${phase.cpu.parts})`,
+      )
+      const w = phase.deliveries
+      if (!w) continue
+      lines.push(
+        `      deliveries ${w.received} of ${w.written} (received twice: ${w.receivedAgain}), ${w.perSecond.toFixed(0)}/s (${(w.perSecond / EVENTS_PER_JOB).toFixed(0)} jobs' worth/s)`,
+        `      change → delivery, every event:      ${formatSummary(w.lag, 0)}`,
+        `      change → delivery, first 10 % of events: ${formatSummary(w.firstTenthLag, 0)}`,
+        `      change → delivery, last 10 % of events:  ${formatSummary(w.lastTenthLag, 0)}`,
+      )
+    }
   }
   for (const line of lines) console.log(line)
 }
 
-async function run(nodeCount: number): Promise<Figures> {
+async function run(nodeCount: number): Promise<Run> {
   const shared = tempDir('bench-beside-')
-  const postgres = await startPostgres()
+  const postgres = await startPostgres(PG_STATEMENTS ? STATEMENT_STATISTICS : {})
   const stops: (() => Promise<void>)[] = [() => postgres.stop()]
   const secret = newWebhookSecret()
   const receiver = await startWebhookReceiver(() => secret)
@@ -96,6 +130,8 @@ async function run(nodeCount: number): Promise<Figures> {
   const clouds: CloudProcess[] = []
   try {
     const databaseUrl = await postgres.createDatabase()
+    const statements = PG_STATEMENTS ? await statementStatistics(databaseUrl) : undefined
+    if (statements) stops.push(() => statements.close())
     const redis = await startRedisServer()
     stops.push(() => redis.stop())
     const database = await openBenchDatabase({ dataDir: shared.path, databaseUrl })
@@ -139,18 +175,51 @@ async function run(nodeCount: number): Promise<Figures> {
     await fleet.until((s) => s.connected === HUBS, 60_000)
     const jobTargets = await everyPrinterKnown(database, hubs.length, () => targets(hubs, database))
     const urls = nodes.map((n) => n.url)
-    const cloudCpu = () =>
-      [...nodes.map((n) => n.process.pid!), mosquitto.pid()].reduce(
-        (sum, pid) => sum + cpuSecondsOf(pid),
-        cpuSecondsOf(postgres.pid, true),
+    const processes = [
+      { name: 'nodes', seconds: () => nodes.reduce((sum, n) => sum + cpuSecondsOf(n.process.pid!), 0) },
+      { name: 'Mosquitto', seconds: () => cpuSecondsOf(mosquitto.pid()) },
+      { name: 'PostgreSQL', seconds: () => cpuSecondsOf(postgres.pid, true) },
+    ]
+    const cloudCpu = () => processes.map((p) => p.seconds())
+    /** CPU ms per job of `jobs` since `from`, in all and by process. */
+    const cpuPerJob = (from: number[], jobs: number): CpuPerJob => {
+      const used = cloudCpu().map((seconds, i) => ((seconds - from[i]!) * 1000) / jobs)
+      return {
+        total: used.reduce((a, b) => a + b, 0),
+        parts: processes.map((p, i) => `${p.name} ${used[i]!.toFixed(2)}`).join(', '),
+      }
+    }
+    const phase = async (name: string, jobs: number, perSecond?: number): Promise<Phase> => {
+      progress(`${nodeCount} node(s): ${name}, ${jobs} jobs`)
+      const [from, startedAt, firstDelivery] = [cloudCpu(), Date.now(), receiver.received.length]
+      await statements?.reset()
+      const dispatch = await createJobs(
+        fleet!,
+        urls,
+        jobTargets,
+        jobs,
+        IN_FLIGHT,
+        () => () => undefined,
+        perSecond,
       )
-    const cpuMsPerJob = (from: number) => ((cloudCpu() - from) * 1000) / JOBS
-    progress(`${nodeCount} node(s): ${JOBS} jobs with no endpoint`)
-    const baselineFrom = cloudCpu()
-    const baseline = await createJobs(fleet, urls, jobTargets, JOBS, IN_FLIGHT, () => () => undefined)
-    // The baseline's last jobs are reported printed before any endpoint exists: none of their events is delivered.
-    await new Promise((resolve) => setTimeout(resolve, 2000))
-    const baselineCpuMs = cpuMsPerJob(baselineFrom)
+      const written = await untilDrained(database)
+      const cpu = cpuPerJob(from, jobs)
+      if (statements)
+        console.log([`PostgreSQL, ${nodeCount} node(s), ${name}:`, ...(await statements.top(12))].join('\n'))
+      const received = receiver.received.slice(firstDelivery)
+      return {
+        name,
+        jobs,
+        dispatch,
+        cpu,
+        ...(received.length > 0 && {
+          deliveries: delivered(received, written.since(firstWritten), startedAt),
+        }),
+      }
+    }
+    let firstWritten = 0
+    const baseline = await phase('no endpoint, as fast as taken', JOBS)
+    firstWritten = (await database.webhookDeliveries()).written
     const box = webhookSecretBox(key)
     for (const account of accounts) {
       const endpointId = randomUUID()
@@ -166,23 +235,14 @@ async function run(nodeCount: number): Promise<Figures> {
         new Date().toISOString(),
       )
     }
-    progress(`${nodeCount} node(s): ${JOBS} jobs with every account's endpoint`)
-    const startedAt = Date.now()
-    const withWebhooksFrom = cloudCpu()
-    const withWebhooks = await createJobs(fleet, urls, jobTargets, JOBS, IN_FLIGHT, () => () => undefined)
-    const expected = JOBS * EVENTS_PER_JOB
-    await untilDrained(receiver, expected)
-    await new Promise((resolve) => setTimeout(resolve, 2000))
-    const withWebhooksCpuMs = cpuMsPerJob(withWebhooksFrom)
-    return {
-      nodes: nodeCount,
-      baseline,
-      withWebhooks,
-      baselineCpuMs,
-      withWebhooksCpuMs,
-      expected,
-      ...delivered(receiver, startedAt),
+    const phases = [baseline]
+    const add = async (name: string, jobs: number, perSecond?: number) => {
+      phases.push(await phase(name, jobs, perSecond))
+      firstWritten = (await database.webhookDeliveries()).written
     }
+    await add('every endpoint, as fast as taken', JOBS)
+    for (const rate of RATES) await add(`every endpoint, ${rate} jobs/s`, rate * PACED_SECONDS, rate)
+    return { nodes: nodeCount, phases, failedAttempts: await database.failedWebhookAttempts() }
   } finally {
     await fleet?.stop()
     await stopGracefully(clouds)
@@ -204,15 +264,24 @@ async function everyPrinterKnown(
   return list()
 }
 
-/** Until `expected` deliveries arrived, or none arrived for a while past the bound. */
-async function untilDrained(receiver: WebhookReceiver, expected: number): Promise<void> {
+/**
+ * Until every delivery written is delivered, and no more were written for a second (the hubs' last reports
+ * applied), or the bound; the deliveries written so far.
+ */
+async function untilDrained(database: BenchDatabase): Promise<{ since(before: number): number }> {
   const deadline = Date.now() + DRAIN_BOUND_MS
-  while (receiver.received.length < expected && Date.now() < deadline)
-    await new Promise((resolve) => setTimeout(resolve, 50))
+  let last = { written: -1, undelivered: -1 }
+  for (;;) {
+    const now = await database.webhookDeliveries()
+    if ((now.undelivered === 0 && now.written === last.written) || Date.now() > deadline)
+      return { since: (before) => now.written - before }
+    last = now
+    await new Promise((resolve) => setTimeout(resolve, now.undelivered === 0 ? 1000 : 50))
+  }
 }
 
-function delivered(receiver: WebhookReceiver, startedAt: number) {
-  const distinct = new Map(receiver.received.map((r) => [r.event.id, r]))
+function delivered(received: ReceivedDelivery[], written: number, startedAt: number): Deliveries {
+  const distinct = new Map(received.map((r) => [r.event.id, r]))
   const deliveries = [...distinct.values()].sort(
     (a, b) => Date.parse(a.event.timestamp) - Date.parse(b.event.timestamp),
   )
@@ -221,8 +290,10 @@ function delivered(receiver: WebhookReceiver, startedAt: number) {
   const tenth = Math.max(1, Math.floor(deliveries.length / 10))
   const lastAt = Math.max(...deliveries.map((r) => r.atMs))
   return {
-    deliveries: deliveries.length,
-    deliveredPerSecond: deliveries.length / ((lastAt - startedAt) / 1000),
+    written,
+    received: deliveries.length,
+    receivedAgain: received.length - deliveries.length,
+    perSecond: deliveries.length / ((lastAt - startedAt) / 1000),
     lag: lagOf(deliveries),
     firstTenthLag: lagOf(deliveries.slice(0, tenth)),
     lastTenthLag: lagOf(deliveries.slice(-tenth)),

@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto'
-import { type ExpressionBuilder, type Selectable, sql as raw } from 'kysely'
+import { type ExpressionBuilder, sql as raw, type Selectable } from 'kysely'
 import type { PageOf } from '../../protocol/pagination.ts'
 import {
   TEST_EVENT_TYPE,

@@ -192,6 +192,7 @@ async function run(nodeCount: number): Promise<Run> {
     const phase = async (name: string, jobs: number, perSecond?: number): Promise<Phase> => {
       progress(`${nodeCount} node(s): ${name}, ${jobs} jobs`)
       const [from, startedAt, firstDelivery] = [cloudCpu(), Date.now(), receiver.received.length]
+      const writtenBefore = (await database.webhookDeliveries()).written
       await statements?.reset()
       const dispatch = await createJobs(
         fleet!,
@@ -202,7 +203,7 @@ async function run(nodeCount: number): Promise<Run> {
         () => () => undefined,
         perSecond,
       )
-      const written = await untilDrained(database)
+      const written = (await untilDrained(database)) - writtenBefore
       const cpu = cpuPerJob(from, jobs)
       if (statements)
         console.log([`PostgreSQL, ${nodeCount} node(s), ${name}:`, ...(await statements.top(12))].join('\n'))
@@ -213,13 +214,11 @@ async function run(nodeCount: number): Promise<Run> {
         dispatch,
         cpu,
         ...(received.length > 0 && {
-          deliveries: delivered(received, written.since(firstWritten), startedAt),
+          deliveries: delivered(received, written, startedAt),
         }),
       }
     }
-    let firstWritten = 0
     const baseline = await phase('no endpoint, as fast as taken', JOBS)
-    firstWritten = (await database.webhookDeliveries()).written
     const box = webhookSecretBox(key)
     for (const account of accounts) {
       const endpointId = randomUUID()
@@ -236,12 +235,9 @@ async function run(nodeCount: number): Promise<Run> {
       )
     }
     const phases = [baseline]
-    const add = async (name: string, jobs: number, perSecond?: number) => {
-      phases.push(await phase(name, jobs, perSecond))
-      firstWritten = (await database.webhookDeliveries()).written
-    }
-    await add('every endpoint, as fast as taken', JOBS)
-    for (const rate of RATES) await add(`every endpoint, ${rate} jobs/s`, rate * PACED_SECONDS, rate)
+    phases.push(await phase('every endpoint, as fast as taken', JOBS))
+    for (const rate of RATES)
+      phases.push(await phase(`every endpoint, ${rate} jobs/s`, rate * PACED_SECONDS, rate))
     return { nodes: nodeCount, phases, failedAttempts: await database.failedWebhookAttempts() }
   } finally {
     await fleet?.stop()
@@ -268,13 +264,12 @@ async function everyPrinterKnown(
  * Until every delivery written is delivered, and no more were written for a second (the hubs' last reports
  * applied), or the bound; the deliveries written so far.
  */
-async function untilDrained(database: BenchDatabase): Promise<{ since(before: number): number }> {
+async function untilDrained(database: BenchDatabase): Promise<number> {
   const deadline = Date.now() + DRAIN_BOUND_MS
   let last = { written: -1, undelivered: -1 }
   for (;;) {
     const now = await database.webhookDeliveries()
-    if ((now.undelivered === 0 && now.written === last.written) || Date.now() > deadline)
-      return { since: (before) => now.written - before }
+    if ((now.undelivered === 0 && now.written === last.written) || Date.now() > deadline) return now.written
     last = now
     await new Promise((resolve) => setTimeout(resolve, now.undelivered === 0 ? 1000 : 50))
   }

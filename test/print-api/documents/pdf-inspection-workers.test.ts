@@ -1,37 +1,22 @@
-import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises'
-import { tmpdir } from 'node:os'
-import { join } from 'node:path'
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest'
+import { readFile } from 'node:fs/promises'
+import { describe, expect, it } from 'vitest'
 import { ApiError } from '../../../print-api/api-error.ts'
 import { workerArgs } from '../../../print-api/documents/ghostscript-worker.ts'
-import { createPdfInspector, type WarmPdfInspector } from '../../../print-api/documents/pdf-inspection.ts'
+import type { WarmPdfInspector } from '../../../print-api/documents/pdf-inspection.ts'
+import { inspectorRig } from './inspector-rig.ts'
 import { ghostscriptPdf, handWrittenPdf, slowPdf } from './pdf-fixtures.ts'
 
 // The inspector's long-lived Ghostscript processes (real gs): one process takes document after document, and
 // each document is judged on its own output.
 
 const ACCOUNT = 'account-a'
-let dir: string
-const inspectors: WarmPdfInspector[] = []
-
-function inspector(options: Partial<Parameters<typeof createPdfInspector>[0]> = {}): WarmPdfInspector {
-  const made = createPdfInspector({
-    timeoutMs: 10_000,
-    maxConcurrent: 1,
-    maxQueued: 4,
-    maxQueuedPerAccount: 4,
-    ...options,
-  })
-  inspectors.push(made)
-  return made
-}
-
-async function file(name: string, bytes: Buffer): Promise<string> {
-  const path = join(dir, name)
-  await writeFile(path, bytes)
-  return path
-}
-
+const rig = inspectorRig('pdf-inspection-workers-', {
+  timeoutMs: 10_000,
+  maxConcurrent: 1,
+  maxQueued: 4,
+  maxQueuedPerAccount: 4,
+})
+const { inspector, file } = rig
 /** The refusal's reason (pdf_invalid's details.reason, or the code of another refusal). */
 async function outcome(promise: Promise<{ pages: number }>): Promise<number | string> {
   try {
@@ -51,18 +36,6 @@ async function ended(pid: number): Promise<boolean> {
   }
   return false
 }
-
-beforeAll(async () => {
-  dir = await mkdtemp(join(tmpdir(), 'pdf-inspection-workers-'))
-})
-
-afterEach(() => {
-  for (const made of inspectors.splice(0)) made.close()
-})
-
-afterAll(async () => {
-  await rm(dir, { recursive: true, force: true })
-})
 
 describe("the inspector's Ghostscript processes", () => {
   it('start Ghostscript in SAFER mode, reading only their own documents directory', () => {
@@ -90,12 +63,12 @@ describe("the inspector's Ghostscript processes", () => {
   })
 
   it('judge document after document in one process, each on its own output', async () => {
-    const base = await readFile(await ghostscriptPdf(dir, 'base', 3))
+    const base = await readFile(await ghostscriptPdf(rig.dir, 'base', 3))
     const good = await file('good.pdf', handWrittenPdf(['0 0 m 100 100 l S']))
     const three = await file('three.pdf', base)
     const truncated = await file('truncated.pdf', base.subarray(0, Math.floor(base.length * 0.6)))
     const cut = await file('cut.pdf', base.subarray(0, base.indexOf('stream') + 12))
-    const encrypted = await ghostscriptPdf(dir, 'encrypted', 1, ['-sOwnerPassword=o', '-sUserPassword=u'])
+    const encrypted = await ghostscriptPdf(rig.dir, 'encrypted', 1, ['-sOwnerPassword=o', '-sUserPassword=u'])
     const empty = await file('empty.pdf', handWrittenPdf([]))
     const warm = inspector()
     const sequence = [good, truncated, good, cut, three, encrypted, good, empty, truncated, three]

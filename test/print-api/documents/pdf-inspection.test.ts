@@ -1,39 +1,21 @@
-import { mkdtemp, readdir, readFile, rm, writeFile } from 'node:fs/promises'
-import { tmpdir } from 'node:os'
+import { readdir, readFile } from 'node:fs/promises'
 import { join } from 'node:path'
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest'
+import { afterAll, describe, expect, it } from 'vitest'
 import { ApiError } from '../../../print-api/api-error.ts'
-import {
-  createPdfInspector,
-  ghostscriptArgs,
-  type PdfInspector,
-} from '../../../print-api/documents/pdf-inspection.ts'
+import { ghostscriptArgs } from '../../../print-api/documents/pdf-inspection.ts'
+import { inspectorRig } from './inspector-rig.ts'
 import { ghostscriptPdf, handWrittenPdf, slowPdf } from './pdf-fixtures.ts'
 
 // Real Ghostscript (Debian package `ghostscript`); every inspector made here is closed after its test.
 
 const ACCOUNT = 'account-a'
-let dir: string
-const inspectors: PdfInspector[] = []
-
-function inspector(options: Partial<Parameters<typeof createPdfInspector>[0]> = {}): PdfInspector {
-  const made = createPdfInspector({
-    timeoutMs: 10_000,
-    maxConcurrent: 2,
-    maxQueued: 4,
-    maxQueuedPerAccount: 4,
-    ...options,
-  })
-  inspectors.push(made)
-  return made
-}
-
-async function file(name: string, bytes: Buffer): Promise<string> {
-  const path = join(dir, name)
-  await writeFile(path, bytes)
-  return path
-}
-
+const rig = inspectorRig('pdf-inspection-', {
+  timeoutMs: 10_000,
+  maxConcurrent: 2,
+  maxQueued: 4,
+  maxQueuedPerAccount: 4,
+})
+const { inspector, file } = rig
 async function refusal(promise: Promise<unknown>): Promise<ApiError> {
   try {
     await promise
@@ -49,23 +31,14 @@ async function strayProcesses(): Promise<string[]> {
   const found: string[] = []
   for (const pid of (await readdir('/proc')).filter((name) => /^\d+$/.test(name))) {
     const cmdline = await readFile(`/proc/${pid}/cmdline`, 'latin1').catch(() => '')
-    if (cmdline.includes(dir)) found.push(cmdline.replaceAll('\0', ' '))
+    if (cmdline.includes(rig.dir)) found.push(cmdline.replaceAll('\0', ' '))
   }
   return found
 }
 
-beforeAll(async () => {
-  dir = await mkdtemp(join(tmpdir(), 'pdf-inspection-'))
-})
-
-afterEach(() => {
-  for (const made of inspectors.splice(0)) made.close()
-})
-
 afterAll(async () => {
   await new Promise((done) => setTimeout(done, 100))
   expect(await strayProcesses()).toEqual([])
-  await rm(dir, { recursive: true, force: true })
 })
 
 describe('PDF inspection with Ghostscript', () => {
@@ -80,7 +53,7 @@ describe('PDF inspection with Ghostscript', () => {
 
   it('counts the pages of a valid one-page and a three-page PDF', async () => {
     const one = await file('one.pdf', handWrittenPdf(['0 0 m 100 100 l S']))
-    const three = await ghostscriptPdf(dir, 'three', 3)
+    const three = await ghostscriptPdf(rig.dir, 'three', 3)
     const started = performance.now()
     expect(await inspector().inspect(one, ACCOUNT)).toEqual({ pages: 1 })
     const elapsed = performance.now() - started
@@ -89,12 +62,12 @@ describe('PDF inspection with Ghostscript', () => {
   })
 
   it('opens a PDF that has only an owner password', async () => {
-    const ownerOnly = await ghostscriptPdf(dir, 'owner-only', 1, ['-sOwnerPassword=o'])
+    const ownerOnly = await ghostscriptPdf(rig.dir, 'owner-only', 1, ['-sOwnerPassword=o'])
     expect(await inspector().inspect(ownerOnly, ACCOUNT)).toEqual({ pages: 1 })
   })
 
   it('refuses a PDF that needs a password with 422 pdf_encrypted', async () => {
-    const encrypted = await ghostscriptPdf(dir, 'encrypted', 1, ['-sOwnerPassword=o', '-sUserPassword=u'])
+    const encrypted = await ghostscriptPdf(rig.dir, 'encrypted', 1, ['-sOwnerPassword=o', '-sUserPassword=u'])
     const error = await refusal(inspector().inspect(encrypted, ACCOUNT))
     expect([error.status, error.code]).toEqual([422, 'pdf_encrypted'])
   })
@@ -123,7 +96,7 @@ describe('PDF inspection with Ghostscript', () => {
     ],
     ['a PDF with no pages', () => handWrittenPdf([]), 'no_pages'],
   ])('refuses a PDF with %s as 422 pdf_invalid', async (name, damage, reason) => {
-    const pdf = await readFile(await ghostscriptPdf(dir, 'base', 3))
+    const pdf = await readFile(await ghostscriptPdf(rig.dir, 'base', 3))
     const path = await file(`${name.replace(/\W+/g, '-')}.pdf`, damage(pdf))
     const error = await refusal(inspector().inspect(path, ACCOUNT))
     expect([error.status, error.code, error.details?.reason]).toEqual([422, 'pdf_invalid', reason])
@@ -173,7 +146,7 @@ describe('PDF inspection with Ghostscript', () => {
 
   it('answers 503 ghostscript_unavailable when Ghostscript cannot be started', async () => {
     const one = await file('nogs.pdf', handWrittenPdf(['0 0 m 1 1 l S']))
-    const error = await refusal(inspector({ gsPath: join(dir, 'no-such-gs') }).inspect(one, ACCOUNT))
+    const error = await refusal(inspector({ gsPath: join(rig.dir, 'no-such-gs') }).inspect(one, ACCOUNT))
     expect([error.status, error.details?.reason]).toEqual([503, 'ghostscript_unavailable'])
     expect(Number(error.headers['Retry-After'])).toBeGreaterThanOrEqual(1)
   })

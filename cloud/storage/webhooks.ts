@@ -218,10 +218,10 @@ const claimable = (nowMs: number) => (w: ExpressionBuilder<Database, 'webhook_de
  * The enabled endpoints with a claimable delivery and room for more in flight, the one due longest first. Per
  * endpoint two index probes (webhook_deliveries_pending, _in_flight): when its oldest claimable delivery is
  * due, and how many of its deliveries are in flight. The cost follows the number of endpoints, not the
- * backlog: a dead endpoint with thousands waiting costs what a quiet one does.
+ * backlog: a dead endpoint with thousands waiting costs what a quiet one does. `among`: only these endpoints.
  */
-async function readyEndpoints(sql: Sql, nowMs: number, perEndpoint: number) {
-  const endpoints = await sql.db
+async function readyEndpoints(sql: Sql, nowMs: number, perEndpoint: number, among?: readonly string[]) {
+  let query = sql.db
     .selectFrom('webhook_endpoints as e')
     .select('e.endpoint_id')
     .select((eb) => [
@@ -243,11 +243,38 @@ async function readyEndpoints(sql: Sql, nowMs: number, perEndpoint: number) {
         .as('in_flight'),
     ])
     .where('e.enabled', '=', 1)
-    .execute()
+  if (among !== undefined) query = query.where('e.endpoint_id', 'in', among)
+  const endpoints = await query.execute()
   return endpoints
     .filter((e) => e.due !== null && Number(e.in_flight) < perEndpoint)
     .map((e) => ({ endpointId: e.endpoint_id, due: Number(e.due), inFlight: Number(e.in_flight) }))
     .sort((a, b) => a.due - b.due)
+}
+
+/**
+ * PostgreSQL: the endpoints of `ready` (the first `limit`) this claim takes, each locked until it commits, those
+ * another node is claiming for skipped. Two nodes then never claim one endpoint's deliveries at once: neither
+ * waits for the other's rows (a claim that waited took what the other left, and those waits were most of a
+ * claim's time on two nodes), and the deliveries in flight, counted after the lock, include every claim
+ * committed before it, so that `perEndpoint` holds over all nodes. `FOR NO KEY UPDATE` leaves the key-share
+ * locks of the deliveries being written (their foreign key) free. SQLite: every endpoint of `ready`, a claim
+ * being the one writer (BEGIN IMMEDIATE).
+ */
+async function claimLocks(
+  tx: Sql,
+  ready: Awaited<ReturnType<typeof readyEndpoints>>,
+  limit: number,
+): Promise<string[] | undefined> {
+  if (tx.engine !== 'postgres') return undefined
+  const wanted = ready.slice(0, limit).map((endpoint) => endpoint.endpointId)
+  const locked = await tx.db
+    .selectFrom('webhook_endpoints')
+    .select('endpoint_id')
+    .where('endpoint_id', 'in', wanted)
+    .forNoKeyUpdate()
+    .skipLocked()
+    .execute()
+  return locked.map((row) => row.endpoint_id)
 }
 
 /**
@@ -550,9 +577,12 @@ export function createWebhookRepository(sql: Sql): WebhookRepository {
     async claimDue(nowMs, { limit, perEndpoint, leaseMs }) {
       // Read first, outside a transaction: an idle cloud polls this several times a second, and on SQLite a
       // write transaction would take the database's one write lock each time.
-      if ((await readyEndpoints(sql, nowMs, perEndpoint)).length === 0) return []
+      const seen = await readyEndpoints(sql, nowMs, perEndpoint)
+      if (seen.length === 0) return []
       return inTransaction(sql, async (tx) => {
-        const ready = await readyEndpoints(tx, nowMs, perEndpoint)
+        const locked = await claimLocks(tx, seen, limit)
+        if (locked?.length === 0) return []
+        const ready = await readyEndpoints(tx, nowMs, perEndpoint, locked)
         const candidates = await claimCandidates(tx, nowMs, ready, perEndpoint, limit)
         if (candidates.length === 0) return []
         const claimedUntilMs = nowMs + leaseMs

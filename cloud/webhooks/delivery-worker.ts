@@ -48,11 +48,15 @@ export interface DeliveryWorkerOptions {
 const DEFAULTS = {
   attemptTimeoutMs: 15_000,
   pollIntervalMs: 250,
-  maxInFlight: 64,
-  claimBatch: 32,
-  // One backend's endpoint takes every job's events: 8 at once keeps up with the jobs a node sustains, while a
-  // dead endpoint (15 s timeouts) holds 8 of a node's 64.
-  perEndpoint: 8,
+  // Deliveries a node makes per second are at most the attempts in flight over an attempt's time (Little's law),
+  // and an attempt's time includes the batched claim, body and record around the POST (tens of milliseconds
+  // beside dispatch): 64 in flight held a node to about 400 jobs' events a second while it dispatched 600
+  // (docs/performance.md, "Webhook deliveries").
+  maxInFlight: 256,
+  claimBatch: 64,
+  // One backend's endpoint may take every job's events, so it gets a large share; a dead endpoint (15 s
+  // timeouts) still holds only an eighth of a node's attempts.
+  perEndpoint: 32,
 }
 /** A claim outlives its attempt by this much: the time to render the body and record the attempt. */
 const LEASE_MARGIN_MS = 15_000

@@ -35,7 +35,7 @@ const RATES = (env.BENCH_BESIDE_RATES ?? '400,600').split(',').filter(Boolean).m
 const PACED_SECONDS = Number(env.BENCH_BESIDE_PACED_SECONDS ?? 10)
 const ACCOUNTS = Number(env.BENCH_BESIDE_ACCOUNTS ?? 100)
 const NODES = (env.BENCH_BESIDE_NODES ?? '1,2').split(',').map(Number)
-/** Print what PostgreSQL spent its time on while the endpoints' jobs ran (pg_stat_statements). */
+/** Print what PostgreSQL spent its time on while the endpoints' jobs ran (pg_stat_statements; BENCH_PG_STATEMENTS_TOP statements, 12 unless set). */
 const PG_STATEMENTS = env.BENCH_PG_STATEMENTS === '1'
 const IN_FLIGHT = 32
 const JOB_EVENTS: WebhookEventType[] = [
@@ -206,7 +206,12 @@ async function run(nodeCount: number): Promise<Run> {
       const written = (await untilDrained(database)) - writtenBefore
       const cpu = cpuPerJob(from, jobs)
       if (statements)
-        console.log([`PostgreSQL, ${nodeCount} node(s), ${name}:`, ...(await statements.top(12))].join('\n'))
+        console.log(
+          [
+            `PostgreSQL, ${nodeCount} node(s), ${name}:`,
+            ...(await statements.top(Number(env.BENCH_PG_STATEMENTS_TOP ?? 12))),
+          ].join('\n'),
+        )
       const received = receiver.received.slice(firstDelivery)
       return {
         name,

@@ -306,6 +306,31 @@ describe.each(ENGINES)('webhooks on %s', (engine) => {
       expect(next.map((c) => c.endpointId)).toStrictEqual([fast.endpointId])
     })
 
+    it.runIf(engine === 'postgres')(
+      'skips, without waiting for it, an endpoint another claim is taking (another node)',
+      async () => {
+        const held = endpoint(['print_job.pending'])
+        const free = endpoint(['print_job.pending'])
+        await create(held)
+        await create(free)
+        await storeJob(storage(), shop.accountId, shop.printerOf.online)
+        const now = Date.now() + 1000
+        // The other node's claim: its transaction holds the endpoint's lock until it ends.
+        const claims = await shop.t.db.transaction().execute(async (other) => {
+          await other
+            .selectFrom('webhook_endpoints')
+            .select('endpoint_id')
+            .where('endpoint_id', '=', held.endpointId)
+            .forNoKeyUpdate()
+            .execute()
+          return storage().webhooks.claimDue(now, CLAIM)
+        })
+        expect(claims.map((c) => c.endpointId)).toStrictEqual([free.endpointId])
+        const after = await storage().webhooks.claimDue(now, CLAIM)
+        expect(after.map((c) => c.endpointId)).toStrictEqual([held.endpointId])
+      },
+    )
+
     it('retries when told, fails when the retries are over, and disables an endpoint failing since the bound', async () => {
       const input = await oneDue()
       const now = Date.now() + 1000

@@ -75,8 +75,8 @@ export interface WebhookRepository {
 
   /**
    * The delivery worker's side. Takes up to `limit` due deliveries (pending, next attempt at or before `nowMs`,
-   * not claimed by a live lease) of enabled endpoints, at most `perEndpoint` of one endpoint (counting those
-   * already claimed and in flight), oldest due first, and leases them until `nowMs + leaseMs`: another node
+   * not claimed by a live lease) of enabled endpoints, at most `perEndpoint` of one endpoint, or
+   * `perFailingEndpoint` of one that is failing (counting those already claimed and in flight), oldest due first, and leases them until `nowMs + leaseMs`: another node
    * takes a delivery only once its lease has run out (a node killed mid-delivery).
    */
   claimDue(nowMs: number, options: ClaimOptions): Promise<ClaimedDelivery[]>
@@ -117,9 +117,16 @@ export interface WebhookEndpointChange {
 
 export interface ClaimOptions {
   limit: number
+  /** Attempts in flight to one endpoint at most, over every node. */
   perEndpoint: number
+  /** The same for an endpoint that is failing (`failing_since` set); `perEndpoint` unless given. */
+  perFailingEndpoint?: number
   leaseMs: number
 }
+
+/** The deliveries of an endpoint that may be in flight at once: fewer while it is failing. */
+const capOf = (options: Pick<ClaimOptions, 'perEndpoint' | 'perFailingEndpoint'>, failing: boolean) =>
+  failing ? (options.perFailingEndpoint ?? options.perEndpoint) : options.perEndpoint
 
 /** A delivery as the worker needs it: its endpoint, its secrets, and its event. */
 export interface ClaimedDelivery {
@@ -220,10 +227,15 @@ const claimable = (nowMs: number) => (w: ExpressionBuilder<Database, 'webhook_de
  * due, and how many of its deliveries are in flight. The cost follows the number of endpoints, not the
  * backlog: a dead endpoint with thousands waiting costs what a quiet one does. `among`: only these endpoints.
  */
-async function readyEndpoints(sql: Sql, nowMs: number, perEndpoint: number, among?: readonly string[]) {
+async function readyEndpoints(
+  sql: Sql,
+  nowMs: number,
+  caps: Pick<ClaimOptions, 'perEndpoint' | 'perFailingEndpoint'>,
+  among?: readonly string[],
+) {
   let query = sql.db
     .selectFrom('webhook_endpoints as e')
-    .select('e.endpoint_id')
+    .select(['e.endpoint_id', 'e.failing_since'])
     .select((eb) => [
       eb
         .selectFrom('webhook_deliveries')
@@ -246,8 +258,12 @@ async function readyEndpoints(sql: Sql, nowMs: number, perEndpoint: number, amon
   if (among !== undefined) query = query.where('e.endpoint_id', 'in', among)
   const endpoints = await query.execute()
   return endpoints
-    .filter((e) => e.due !== null && Number(e.in_flight) < perEndpoint)
-    .map((e) => ({ endpointId: e.endpoint_id, due: Number(e.due), inFlight: Number(e.in_flight) }))
+    .map((e) => ({
+      endpointId: e.endpoint_id,
+      due: e.due === null ? null : Number(e.due),
+      room: capOf(caps, e.failing_since !== null) - Number(e.in_flight),
+    }))
+    .filter((e): e is { endpointId: string; due: number; room: number } => e.due !== null && e.room > 0)
     .sort((a, b) => a.due - b.due)
 }
 
@@ -279,20 +295,17 @@ async function claimLocks(
 
 /**
  * The deliveries a claim takes, in one statement: from each of the first `limit` ready endpoints (oldest due
- * first; each has one claimable at least), its oldest claimable deliveries up to its room (perEndpoint less
- * those in flight); of those, the `limit` due longest. Each endpoint's part is an index probe
+ * first; each has one claimable at least), its oldest claimable deliveries up to its room (its cap less those
+ * in flight); of those, the `limit` due longest. Each endpoint's part is an index probe
  * (webhook_deliveries_pending), so the cost follows the endpoints asked, not the backlog.
  */
 async function claimCandidates(
   tx: Sql,
   nowMs: number,
   ready: Awaited<ReturnType<typeof readyEndpoints>>,
-  perEndpoint: number,
   limit: number,
 ): Promise<{ delivery_id: string }[]> {
-  const parts = ready
-    .slice(0, limit)
-    .map((endpoint) => ({ endpointId: endpoint.endpointId, room: perEndpoint - endpoint.inFlight }))
+  const parts = ready.slice(0, limit)
   if (parts.length === 0) return []
   const part = ({ endpointId, room }: { endpointId: string; room: number }, index: number) =>
     tx.db
@@ -574,16 +587,17 @@ export function createWebhookRepository(sql: Sql): WebhookRepository {
         return deliveryOf(tx, accountId, deliveryId)
       }),
 
-    async claimDue(nowMs, { limit, perEndpoint, leaseMs }) {
+    async claimDue(nowMs, options) {
+      const { limit, leaseMs } = options
       // Read first, outside a transaction: an idle cloud polls this several times a second, and on SQLite a
       // write transaction would take the database's one write lock each time.
-      const seen = await readyEndpoints(sql, nowMs, perEndpoint)
+      const seen = await readyEndpoints(sql, nowMs, options)
       if (seen.length === 0) return []
       return inTransaction(sql, async (tx) => {
         const locked = await claimLocks(tx, seen, limit)
         if (locked?.length === 0) return []
-        const ready = await readyEndpoints(tx, nowMs, perEndpoint, locked)
-        const candidates = await claimCandidates(tx, nowMs, ready, perEndpoint, limit)
+        const ready = await readyEndpoints(tx, nowMs, options, locked)
+        const candidates = await claimCandidates(tx, nowMs, ready, limit)
         if (candidates.length === 0) return []
         const claimedUntilMs = nowMs + leaseMs
         // The lease is taken only where no other claim took it meanwhile (PostgreSQL re-checks the condition

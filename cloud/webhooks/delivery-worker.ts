@@ -37,6 +37,8 @@ export interface DeliveryWorkerOptions {
   claimBatch?: number
   /** Attempts in flight to one endpoint, over every node. */
   perEndpoint?: number
+  /** Attempts in flight to an endpoint that is failing (its last attempt failed), over every node. */
+  perFailingEndpoint?: number
   fetchSeams?: WebhookFetchSeams
   observer?: DeliveryObserver
   /** Epoch milliseconds; tests inject a clock. */
@@ -50,13 +52,16 @@ const DEFAULTS = {
   pollIntervalMs: 250,
   // Deliveries a node makes per second are at most the attempts in flight over an attempt's time (Little's law),
   // and an attempt's time includes the batched claim, body and record around the POST (tens of milliseconds
-  // beside dispatch): 64 in flight held a node to about 400 jobs' events a second while it dispatched 600
-  // (docs/performance.md, "Webhook deliveries").
+  // beside dispatch): 64 in flight held a node to about 400 jobs' events a second while it dispatched 600, and
+  // 32 to one endpoint held a backend whose one endpoint takes every job's events to 360 (docs/performance.md,
+  // "Webhook deliveries"). 512 in flight cost more CPU than 256 (twice the connections to open) for nothing.
   maxInFlight: 256,
   claimBatch: 64,
-  // One backend's endpoint may take every job's events, so it gets a large share; a dead endpoint (15 s
-  // timeouts) still holds only an eighth of a node's attempts.
-  perEndpoint: 32,
+  // A healthy endpoint may take half of a node's attempts (one backend's endpoint taking every job's events);
+  // once an attempt has failed (a dead endpoint's 15 s timeouts), 8, so that dead endpoints never hold the
+  // attempts the others need.
+  perEndpoint: 128,
+  perFailingEndpoint: 8,
 }
 /** A claim outlives its attempt by this much: the time to render the body and record the attempt. */
 const LEASE_MARGIN_MS = 15_000
@@ -67,14 +72,21 @@ const CLAIM_FAILURE_BACKOFF_MS = 1000
  * Delivers webhook events, on every cloud node. It claims due deliveries (a lease: another node takes one only
  * once its lease has run out, so a node killed mid-delivery leaves it to the others), renders each event's body
  * once and keeps it, signs and POSTs it, and records the attempt and what follows: delivered, the next attempt's
- * time, or failed. Attempts run concurrently, at most `perEndpoint` to one endpoint, so that a slow or dead
- * endpoint holds at most that many of the node's `maxInFlight` and never delays another's deliveries.
+ * time, or failed. Attempts run concurrently, at most `perEndpoint` to one endpoint and `perFailingEndpoint`
+ * to one whose last attempt failed, so that a slow or dead endpoint holds at most that many of the node's
+ * `maxInFlight` and never delays another's deliveries.
  */
 export class DeliveryWorker {
   readonly #o: Required<
     Pick<
       DeliveryWorkerOptions,
-      'attemptTimeoutMs' | 'pollIntervalMs' | 'maxInFlight' | 'claimBatch' | 'perEndpoint' | 'schedule'
+      | 'attemptTimeoutMs'
+      | 'pollIntervalMs'
+      | 'maxInFlight'
+      | 'claimBatch'
+      | 'perEndpoint'
+      | 'perFailingEndpoint'
+      | 'schedule'
     >
   > &
     DeliveryWorkerOptions
@@ -153,6 +165,7 @@ export class DeliveryWorker {
         const claims = await this.#o.webhooks.claimDue(this.#now(), {
           limit: room,
           perEndpoint: this.#o.perEndpoint,
+          perFailingEndpoint: Math.min(this.#o.perFailingEndpoint, this.#o.perEndpoint),
           leaseMs: this.#o.attemptTimeoutMs + LEASE_MARGIN_MS,
         })
         for (const claim of claims) this.#track(this.#deliver(claim))

@@ -306,6 +306,25 @@ describe.each(ENGINES)('webhooks on %s', (engine) => {
       expect(next.map((c) => c.endpointId)).toStrictEqual([fast.endpointId])
     })
 
+    it('gives a failing endpoint at most perFailingEndpoint at a time, and perEndpoint once it is healthy', async () => {
+      const input = await oneDue()
+      for (let i = 0; i < 4; i++) await storeJob(storage(), shop.accountId, shop.printerOf.online)
+      const failing = (since: string | null) =>
+        shop.t.db
+          .updateTable('webhook_endpoints')
+          .set({ failing_since: since })
+          .where('endpoint_id', '=', input.endpointId)
+          .execute()
+      await failing(AT)
+      const now = Date.now() + 1000
+      const caps = { ...CLAIM, perEndpoint: 3, perFailingEndpoint: 1 }
+      expect(await storage().webhooks.claimDue(now, caps)).toHaveLength(1)
+      expect(await storage().webhooks.claimDue(now, caps)).toStrictEqual([])
+      await failing(null)
+      expect(await storage().webhooks.claimDue(now, caps)).toHaveLength(2)
+      expect(await storage().webhooks.claimDue(now, caps)).toStrictEqual([])
+    })
+
     it.runIf(engine === 'postgres')(
       'skips, without waiting for it, an endpoint another claim is taking (another node)',
       async () => {

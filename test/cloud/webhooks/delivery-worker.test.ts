@@ -275,6 +275,19 @@ describe('DeliveryWorker, against a real HTTPS receiver on 127.0.0.1', () => {
     expect(deadDeliveries.flatMap((d) => webhooks.attemptsOf(d))).toEqual([])
   })
 
+  it('sends to an endpoint that is failing only perFailingEndpoint at a time', async () => {
+    webhooks = new FakeWebhooks()
+    const dead = endpoint('https://hooks.example.com/hang')
+    const row = webhooks.endpoints.get(dead)
+    if (row) row.failingSince = '2026-11-28T10:00:00.000Z'
+    for (const n of [1, 2, 3, 4]) webhooks.addDelivery(dead, { dueMs: Date.now() - 1000 + n })
+    start({ attemptTimeoutMs: 10_000, perEndpoint: 4, perFailingEndpoint: 1 })
+    await vi.waitFor(() => expect(received.filter((r) => r.path === '/hang')).toHaveLength(1), POLL)
+    const claims = webhooks.claims
+    await vi.waitFor(() => expect(webhooks.claims).toBeGreaterThan(claims + 2), POLL)
+    expect(received.filter((r) => r.path === '/hang')).toHaveLength(1)
+  })
+
   it('stops only once the attempts in flight are made and recorded', async () => {
     webhooks = new FakeWebhooks()
     const id = webhooks.addDelivery(endpoint('https://hooks.example.com/slow'))

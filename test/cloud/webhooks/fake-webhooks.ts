@@ -36,7 +36,8 @@ export interface RecordedAttempt {
 
 /**
  * The worker's side of WebhookRepository in memory, as its interface describes it: due pending deliveries of
- * enabled endpoints, oldest due first, leased, at most `perEndpoint` of an endpoint in flight; an attempt
+ * enabled endpoints, oldest due first, leased, at most `perEndpoint` of an endpoint in flight (`perFailingEndpoint`
+ * of a failing one); an attempt
  * recorded only under the claim's own lease; an endpoint disabled when it has failed since the threshold.
  */
 export class FakeWebhooks implements Pick<WebhookRepository, 'claimDue' | 'keepPayload' | 'recordAttempt'> {
@@ -90,7 +91,10 @@ export class FakeWebhooks implements Pick<WebhookRepository, 'claimDue' | 'keepP
     return this.recorded.filter((r) => r.deliveryId === deliveryId)
   }
 
-  async claimDue(nowMs: number, { limit, perEndpoint, leaseMs }: ClaimOptions): Promise<ClaimedDelivery[]> {
+  async claimDue(
+    nowMs: number,
+    { limit, perEndpoint, perFailingEndpoint, leaseMs }: ClaimOptions,
+  ): Promise<ClaimedDelivery[]> {
     this.claims += 1
     const leased = (d: FakeDelivery) => d.claimedUntilMs !== null && d.claimedUntilMs > nowMs
     const inFlight = new Map<string, number>()
@@ -104,7 +108,8 @@ export class FakeWebhooks implements Pick<WebhookRepository, 'claimDue' | 'keepP
     for (const d of due) {
       if (claimed.length === limit) break
       const taken = inFlight.get(d.endpointId) ?? 0
-      if (taken >= perEndpoint) continue
+      const failing = (this.endpoints.get(d.endpointId)?.failingSince ?? null) !== null
+      if (taken >= (failing ? (perFailingEndpoint ?? perEndpoint) : perEndpoint)) continue
       inFlight.set(d.endpointId, taken + 1)
       d.claimedUntilMs = nowMs + leaseMs
       const endpoint = this.endpoints.get(d.endpointId) as FakeEndpoint

@@ -240,6 +240,11 @@ export async function runFaultAndRace(
     const injectEach = async () => {
       for (const fault of plan.faults) {
         while (accepted < fault.atJob && submitting) await progress.next()
+        // A cut of the API link or the cloud is meant to meet creates in flight (which then go to the hub's
+        // LAN API): not while every submitter waits for the queue to drain (the throttle), as when an earlier
+        // fault held the jobs back and a cut found no create to fail.
+        if (fault.kind === 'api-cut' || fault.kind === 'cloud-kill')
+          while (submitting && accepted - settled.size >= (options.window ?? 40)) await progress.next()
         await sleep(fault.delayMs)
         log(`fault ${fault.kind} after ${accepted} jobs accepted (outage ${fault.outageMs} ms)`)
         if (fault.kind === 'hub-kill') {

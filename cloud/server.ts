@@ -167,7 +167,7 @@ export async function startCloud(
       cancelConfirmTimeoutMs: config.cancelConfirmTimeoutMs,
       handlers: hubMessages,
       // The worker starts below; a job's events are looked for as soon as they are written.
-      jobChanged: () => webhookDeliveries?.nudge(),
+      jobChanged: () => webhookDeliveries?.jobChanged(),
     })
     const presence = new HubPresence({
       storage,

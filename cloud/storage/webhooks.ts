@@ -97,6 +97,8 @@ export interface WebhookRepository {
   purgeEnded(beforeMs: number, limit: number): Promise<number>
   /** Figures for /metrics: pending deliveries, and the earliest next attempt (epoch ms) among them, if any. */
   backlog(): Promise<{ pending: number; oldestDueMs: number | null }>
+  /** Whether any account has an enabled endpoint: when none has, a job's change makes no delivery. */
+  anyEnabledEndpoint(): Promise<boolean>
 }
 
 export interface NewWebhookEndpoint {
@@ -706,6 +708,16 @@ export function createWebhookRepository(sql: Sql): WebhookRepository {
           .execute()
         return ids.length
       }),
+
+    async anyEnabledEndpoint() {
+      const row = await db
+        .selectFrom('webhook_endpoints')
+        .select('endpoint_id')
+        .where('enabled', '=', 1)
+        .limit(1)
+        .executeTakeFirst()
+      return row !== undefined
+    },
 
     async backlog() {
       const row = await db

@@ -22,7 +22,7 @@ export interface DeliveryObserver {
 }
 
 export interface DeliveryWorkerOptions {
-  webhooks: Pick<WebhookRepository, 'claimDue' | 'keepPayload' | 'recordAttempt'>
+  webhooks: Pick<WebhookRepository, 'claimDue' | 'keepPayload' | 'recordAttempt' | 'anyEnabledEndpoint'>
   subjects: EventSubjects
   secretBox: WebhookSecretBox
   logger: Logger
@@ -105,6 +105,10 @@ export class DeliveryWorker {
   readonly #rendering = new Map<string, Promise<string>>()
   /** Kept connections to the endpoints, for this worker's attempts (webhook-connections.ts). */
   #connections: WebhookConnections | undefined
+  /** No account had an enabled endpoint when last looked (at most once a poll interval, after a claim found
+   * nothing): a job's change then makes no delivery, and jobChanged does not claim. */
+  #noEndpoints = false
+  #endpointsLookedAtMs = Number.NEGATIVE_INFINITY
 
   constructor(options: DeliveryWorkerOptions) {
     this.#o = { ...DEFAULTS, schedule: STANDARD_RETRY_SCHEDULE, ...options }
@@ -144,6 +148,15 @@ export class DeliveryWorker {
     })
   }
 
+  /**
+   * A job's status changed (its events are written with it): claims now, unless no endpoint was enabled when
+   * last looked. Then the poll finds what an endpoint enabled since (on this node or another) is due, within a
+   * poll interval or two; an idle worker no longer asks the database after every change of every job.
+   */
+  jobChanged(): void {
+    if (!this.#noEndpoints) this.nudge()
+  }
+
   /** Takes no more deliveries, and waits for the attempts in flight to be made and recorded. */
   async stop(): Promise<void> {
     this.#stopped = true
@@ -170,6 +183,8 @@ export class DeliveryWorker {
         })
         for (const claim of claims) this.#track(this.#deliver(claim))
         if (claims.length === room) nextPollMs = 0 // more may be due
+        if (claims.length > 0) this.#noEndpoints = false
+        else await this.#lookForEndpoints()
       }
     } catch (err) {
       this.#o.logger.error({ err }, 'claiming webhook deliveries failed; trying again shortly')
@@ -181,6 +196,13 @@ export class DeliveryWorker {
     if (this.#claimAgain && !failed) nextPollMs = Math.min(nextPollMs, this.#lastClaimMs)
     this.#timer = setTimeout(() => this.nudge(), nextPollMs)
     this.#timer.unref()
+  }
+
+  async #lookForEndpoints(): Promise<void> {
+    const nowMs = this.#now()
+    if (nowMs - this.#endpointsLookedAtMs < this.#o.pollIntervalMs) return
+    this.#endpointsLookedAtMs = nowMs
+    this.#noEndpoints = !(await this.#o.webhooks.anyEnabledEndpoint())
   }
 
   #track(attempt: Promise<void>): void {

@@ -37,6 +37,19 @@ describe.each(ENGINES)('webhooks on %s', (engine) => {
     return made
   }
 
+  it('tells whether any account has an enabled endpoint', async () => {
+    expect(await storage().webhooks.anyEnabledEndpoint()).toBe(false)
+    const input = endpoint(['print_job.printed'])
+    await create(input)
+    expect(await storage().webhooks.anyEnabledEndpoint()).toBe(true)
+    await shop.t.db
+      .updateTable('webhook_endpoints')
+      .set({ enabled: 0 })
+      .where('endpoint_id', '=', input.endpointId)
+      .execute()
+    expect(await storage().webhooks.anyEnabledEndpoint()).toBe(false)
+  })
+
   it('keeps an endpoint with its event types in the documented order, never another account’s', async () => {
     const input = { ...endpoint(['print_job.printed', 'print_job.failed']), description: 'Till' }
     const made = await create(input)

@@ -1,5 +1,6 @@
 import { randomBytes } from 'node:crypto'
 import type { IncomingMessage, ServerResponse } from 'node:http'
+import { setTimeout as sleep } from 'node:timers/promises'
 import { pino } from 'pino'
 import { Webhook } from 'standardwebhooks'
 import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest'
@@ -286,6 +287,25 @@ describe('DeliveryWorker, against a real HTTPS receiver on 127.0.0.1', () => {
     const claims = webhooks.claims
     await vi.waitFor(() => expect(webhooks.claims).toBeGreaterThan(claims + 2), POLL)
     expect(received.filter((r) => r.path === '/hang')).toHaveLength(1)
+  })
+
+  it('claims on a job change only while an endpoint is enabled; the poll finds one enabled since', async () => {
+    webhooks = new FakeWebhooks()
+    const running = start({ pollIntervalMs: 400 })
+    await vi.waitFor(() => expect(webhooks.endpointLooks).toBe(1), POLL)
+    const quiet = webhooks.claims
+    for (let i = 0; i < 5; i++) running.jobChanged()
+    await sleep(20)
+    expect(webhooks.claims).toBe(quiet)
+    const id = webhooks.addDelivery(endpoint('https://hooks.example.com/ok'))
+    running.jobChanged()
+    const { outcome } = await settled(id)
+    expect(outcome.state).toBe('delivered')
+    await sleep(50)
+    const before = webhooks.claims
+    running.jobChanged()
+    await sleep(20)
+    expect(webhooks.claims).toBe(before + 1)
   })
 
   it('stops only once the attempts in flight are made and recorded', async () => {

@@ -40,12 +40,15 @@ export interface RecordedAttempt {
  * of a failing one); an attempt
  * recorded only under the claim's own lease; an endpoint disabled when it has failed since the threshold.
  */
-export class FakeWebhooks implements Pick<WebhookRepository, 'claimDue' | 'keepPayload' | 'recordAttempt'> {
+export class FakeWebhooks
+  implements Pick<WebhookRepository, 'claimDue' | 'keepPayload' | 'recordAttempt' | 'anyEnabledEndpoint'>
+{
   readonly endpoints = new Map<string, FakeEndpoint>()
   readonly deliveries = new Map<string, FakeDelivery>()
   readonly payloads = new Map<string, string>()
   readonly recorded: RecordedAttempt[] = []
   claims = 0
+  endpointLooks = 0
   #seq = 0
 
   addEndpoint(
@@ -85,6 +88,11 @@ export class FakeWebhooks implements Pick<WebhookRepository, 'claimDue' | 'keepP
       createdAtMs: dueMs,
     })
     return deliveryId
+  }
+
+  async anyEnabledEndpoint(): Promise<boolean> {
+    this.endpointLooks += 1
+    return [...this.endpoints.values()].some((endpoint) => endpoint.enabled)
   }
 
   attemptsOf(deliveryId: string): RecordedAttempt[] {

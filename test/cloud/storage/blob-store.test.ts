@@ -4,10 +4,15 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest'
 import { type BlobStore, createBlobStore, sha256Of } from '../../../cloud/storage/blob-store.ts'
 import { tempDir } from '../../helpers/temp-dir.ts'
 
-const BYTES = Buffer.from('\x1b@Hello\n\x1dVB\x00', 'latin1')
+const SMALL = Buffer.from('\x1b@Hello\n\x1dVB\x00', 'latin1')
+/** Over the 16 KiB written with synchronous calls: the store's other way. */
+const LARGE = Buffer.concat([SMALL, Buffer.alloc(64 * 1024, 0x41)])
 const HOUR = 3600_000
 
-describe('blob store: deleting a file no document names', () => {
+describe.each([
+  ['small', SMALL],
+  ['large', LARGE],
+])('blob store, %s bytes: deleting a file no document names', (_size, BYTES) => {
   let dir: ReturnType<typeof tempDir>
   let blobs: BlobStore
   beforeEach(() => {

@@ -13,6 +13,7 @@ import { planMedia } from '../render/media-plan.ts'
 import { RenderError } from '../render/render-error.ts'
 import type { Renderer } from '../render/render-worker.ts'
 import type { Transport } from '../transports/transport.ts'
+import { offeredBytes } from './offered-document.ts'
 import { printIpp } from './print-ipp.ts'
 import { PrinterWriteError, printPdf } from './print-pdf.ts'
 import type { Spool, SpooledJob } from './spool.ts'
@@ -166,17 +167,21 @@ export class PrinterWorker {
         'unsupported_document',
         `this printer does not print ${pdf ? 'PDFs' : 'RAW payloads'}`,
       )
-    const file = await this.#download(job)
+    // A RAW document the offer carries is printed from memory: no file written and read back before its
+    // first byte (each a few calls through libuv's thread pool, about 0.2 ms each).
+    const carried = pdf ? null : offeredBytes(offer.document)
+    const file = carried ?? (await this.#download(job))
     if (!file || !this.#stillQueued(job)) return
     if (isIppPrinter(spec)) {
       const printer = await this.#whenReady(job, () => this.#probeIpp())
-      if (printer) await this.#printIpp(job, spec, printer, file)
+      if (printer && typeof file === 'string') await this.#printIpp(job, spec, printer, file)
       return
     }
     const transport = await this.#whenReady(job, () => this.#probeRaster(spec))
     if (!transport) return
     try {
-      if (pdf) await this.#printPdf(job, spec, file, transport)
+      if (typeof file !== 'string') await this.#printRaw(job, file, transport)
+      else if (pdf) await this.#printPdf(job, spec, file, transport)
       else await this.#printRaw(job, file, transport)
     } finally {
       await transport.close()
@@ -226,11 +231,13 @@ export class PrinterWorker {
     this.#fail(job, result.reason, result.detail)
   }
 
-  async #printRaw(job: SpooledJob, file: string, transport: Transport): Promise<void> {
+  /** A RAW document, from its file or (one the offer carried) from memory, once per copy. */
+  async #printRaw(job: SpooledJob, document: string | Buffer, transport: Transport): Promise<void> {
     if (!this.#start(job)) return
     try {
       for (let copy = 0; copy < job.offer.options.copies; copy++)
-        await streamFile(file, (chunk) => transport.write(chunk))
+        if (typeof document === 'string') await streamFile(document, (chunk) => transport.write(chunk))
+        else await transport.write(document)
     } catch (error) {
       return this.#failPrinting(job, 'interrupted', error, (error as Error).message)
     }

@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto'
-import { writeFileSync } from 'node:fs'
+import { existsSync, writeFileSync } from 'node:fs'
 import path from 'node:path'
 import { pino } from 'pino'
 import { afterEach, beforeEach, describe, expect, it } from 'vitest'
@@ -98,13 +98,22 @@ describe('PrinterWorker (real spool file, scripted ESC/POS printer)', () => {
     return { ...offer, document: { ...offer.document, sha256, content_base64: content.toString('base64') } }
   }
 
-  it('prints the document an offer carries without downloading it', async () => {
+  it('prints the document an offer carries without downloading it, from memory (no file)', async () => {
     spool.accept(carrying(1))
     startWorker().wake()
     await expect.poll(() => stateOf(1)).toBe('printed')
     expect(printer.bytes()).toEqual(documentOf(1))
     expect(downloads).toEqual([])
+    expect(existsSync(path.join(dir.path, 'offered'))).toBe(false)
     expect(reports(spool)).toEqual(['job-ack', 'job-status:printing', 'job-status:printed'])
+  })
+
+  it('prints each copy of a carried document', async () => {
+    const offer = carrying(1)
+    spool.accept({ ...offer, options: { ...offer.options, copies: 2 } })
+    startWorker().wake()
+    await expect.poll(() => stateOf(1)).toBe('printed')
+    expect(printer.bytes()).toEqual(Buffer.concat([documentOf(1), documentOf(1)]))
   })
 
   it('downloads the document when what the offer carries is not it (size or SHA-256)', async () => {

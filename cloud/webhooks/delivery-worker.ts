@@ -105,8 +105,10 @@ export class DeliveryWorker {
   readonly #rendering = new Map<string, Promise<string>>()
   /** Kept connections to the endpoints, for this worker's attempts (webhook-connections.ts). */
   #connections: WebhookConnections | undefined
-  /** No account had an enabled endpoint when last looked (at most once a poll interval, after a claim found
-   * nothing): a job's change then makes no delivery, and jobChanged does not claim. */
+  /**
+   * No account had an enabled endpoint when last looked (at most once a poll interval, after a claim found
+   * nothing): a job's change then makes no delivery, and jobChanged does not claim.
+   */
   #noEndpoints = false
   #endpointsLookedAtMs = Number.NEGATIVE_INFINITY
 

@@ -3,6 +3,7 @@ import { mkdirSync, renameSync, statSync, utimesSync, writeFileSync } from 'node
 import { mkdir, open, rename, rm, stat, utimes, writeFile } from 'node:fs/promises'
 import path from 'node:path'
 import type { Readable } from 'node:stream'
+import { OFFER_CONTENT_MAX_BYTES } from '../../protocol/hub-messages.ts'
 
 /** Kept bytes, opened for reading. */
 export interface BlobReader {
@@ -44,9 +45,6 @@ export interface BlobStore {
   deleteIfUnusedSince(sha256: string, since: number): Promise<boolean>
 }
 
-/** Documents this small are written with synchronous calls (putSmall): the size a job offer carries. */
-const SMALL_BLOB_BYTES = 16 * 1024
-
 export function sha256Of(bytes: Buffer): string {
   return createHash('sha256').update(bytes).digest('hex')
 }
@@ -59,6 +57,11 @@ export function createBlobStore(dataDir: string): BlobStore {
   const ensureDir = async (dir: string, mode?: number) => {
     if (madeDirs.has(dir)) return
     await mkdir(dir, { recursive: true, ...(mode !== undefined && { mode }) })
+    madeDirs.add(dir)
+  }
+  const ensureDirSync = (dir: string, mode?: number) => {
+    if (madeDirs.has(dir)) return
+    mkdirSync(dir, { recursive: true, ...(mode !== undefined && { mode }) })
     madeDirs.add(dir)
   }
   const stage = async (bytes: Buffer, sha256 = sha256Of(bytes)): Promise<StagedBlob> => {
@@ -84,9 +87,10 @@ export function createBlobStore(dataDir: string): BlobStore {
     await rename(staged.tempPath, target)
   }
   /**
-   * put, for bytes of at most SMALL_BLOB_BYTES, with synchronous file calls: each takes tens of microseconds
-   * for a small file, where each of the six through libuv's thread pool took about 0.2 ms of a job's way to
-   * its 201 (docs/performance.md). The same steps: marked used if kept, else written aside and renamed in.
+   * put, for bytes of at most OFFER_CONTENT_MAX_BYTES (what a job offer carries), with synchronous file calls:
+   * each takes tens of microseconds for a small file, where each of the six through libuv's thread pool took
+   * about 0.2 ms of a job's way to its 201 (docs/performance.md). The same steps: marked used if kept, else
+   * written aside and renamed in.
    */
   const putSmall = (bytes: Buffer, sha256: string) => {
     const file = pathOf(sha256)
@@ -97,13 +101,10 @@ export function createBlobStore(dataDir: string): BlobStore {
     } catch (error) {
       ignoreMissing(error as NodeJS.ErrnoException)
     }
-    if (!madeDirs.has(staging)) mkdirSync(staging, { recursive: true, mode: 0o700 })
-    madeDirs.add(staging)
+    ensureDirSync(staging, 0o700)
     const tempPath = path.join(staging, `${randomUUID()}.part`)
     writeFileSync(tempPath, bytes, { mode: 0o600 })
-    const dir = path.dirname(file)
-    if (!madeDirs.has(dir)) mkdirSync(dir, { recursive: true })
-    madeDirs.add(dir)
+    ensureDirSync(path.dirname(file))
     renameSync(tempPath, file)
   }
   return {
@@ -125,7 +126,7 @@ export function createBlobStore(dataDir: string): BlobStore {
     },
     async put(bytes) {
       const sha256 = sha256Of(bytes)
-      if (bytes.length <= SMALL_BLOB_BYTES) putSmall(bytes, sha256)
+      if (bytes.length <= OFFER_CONTENT_MAX_BYTES) putSmall(bytes, sha256)
       else if (!(await alreadyKept(sha256, bytes.length))) await keep(await stage(bytes, sha256))
       return sha256
     },

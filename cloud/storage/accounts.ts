@@ -21,12 +21,8 @@ export function createAccountRepository(sql: Sql): AccountRepository {
   const { db } = sql
   const columns = ['account_id', 'name', 'created_at'] as const
   const stateOf = batchedLookup(sql, {
-    fetch: (accountIds: readonly string[]) =>
-      db
-        .selectFrom('accounts')
-        .select(['account_id', 'state'])
-        .where('account_id', 'in', accountIds)
-        .execute(),
+    select: (accountIds: readonly string[]) =>
+      db.selectFrom('accounts').select(['account_id', 'state']).where('account_id', 'in', accountIds),
     keyOfRow: (row) => row.account_id,
   })
   return {

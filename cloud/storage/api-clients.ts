@@ -65,7 +65,7 @@ export function createApiClientRepository(sql: Sql): ApiClientRepository {
     return row && { ...row, scopes: splitScopes(row.scopes) }
   }
   const tokenByHash = batchedLookup(sql, {
-    fetch: (tokenHashes: readonly Buffer[]) =>
+    select: (tokenHashes: readonly Buffer[]) =>
       db
         .selectFrom('access_tokens as t')
         .innerJoin('api_clients as c', 'c.client_id', 't.client_id')
@@ -74,8 +74,7 @@ export function createApiClientRepository(sql: Sql): ApiClientRepository {
         .where('t.token_hash', 'in', tokenHashes)
         .where('c.revoked_at', 'is', null)
         // A suspended or closed account's tokens stop working (docs/developer-platform.md).
-        .where('a.state', '=', 'active')
-        .execute(),
+        .where('a.state', '=', 'active'),
     keyOfRow: (row) => Buffer.from(row.token_hash).toString('hex'),
     keyText: (hash) => hash.toString('hex'),
   })

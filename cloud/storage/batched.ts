@@ -1,5 +1,7 @@
 import DataLoader from 'dataloader'
+import type { Compilable } from 'kysely'
 import type { Sql } from './engine.ts'
+import { type SlotOf, statementTemplates } from './statement-templates.ts'
 
 export interface BatchOptions<T> {
   /** Most items in one batch (a statement's parameters are bounded: 32,766 on SQLite, 65,535 on PostgreSQL). */
@@ -171,8 +173,12 @@ export function padded<T>(items: readonly T[]): T[] {
 }
 
 export interface LookupOptions<K, Row> {
-  /** The rows of these keys, in any order, at most one a key (the keys may repeat: padded). */
-  fetch(keys: readonly K[]): Promise<Row[]>
+  /**
+   * The query for the rows of these keys, in any order, at most one a key (the keys may repeat: padded). It is
+   * built once per number of keys, with the keys as slots (statement-templates.ts): it must use them only as
+   * values of the statement.
+   */
+  select(keys: readonly K[]): Compilable<Row>
   /** A row's key, as keyText names it. */
   keyOfRow(row: Row): string
   /** A key as text (for keys that are not strings, such as a hash). */
@@ -191,11 +197,12 @@ export function batchedLookup<K, Row>(
   options: LookupOptions<K, Row>,
 ): (key: K) => Promise<Row | undefined> {
   const text = options.keyText ?? String
+  const fetch = keysTemplate(sql, options)
   return batchedOn(
     sql,
     async (keys: readonly K[]) => {
       const distinct = new Map(keys.map((key) => [text(key), key]))
-      const rows = await options.fetch(padded([...distinct.values()]))
+      const rows = await fetch(padded([...distinct.values()]))
       const byKey = new Map(rows.map((row) => [options.keyOfRow(row), row]))
       return keys.map((key) => byKey.get(text(key)))
     },
@@ -249,10 +256,11 @@ export function batchedLookupAll<Row>(
   sql: Sql,
   options: Omit<LookupOptions<string, Row>, 'keyText'>,
 ): (key: string) => Promise<Row[]> {
+  const fetch = keysTemplate(sql, options)
   return batchedOn(
     sql,
     async (keys: readonly string[]) => {
-      const rows = await options.fetch(padded([...new Set(keys)]))
+      const rows = await fetch(padded([...new Set(keys)]))
       const byKey = new Map<string, Row[]>()
       for (const row of rows) {
         const key = options.keyOfRow(row)
@@ -264,4 +272,12 @@ export function batchedLookupAll<Row>(
     },
     { maxBatch: MAX_LOOKUPS },
   )
+}
+
+/** The rows of these keys, by a template per number of keys (LookupOptions.select). */
+function keysTemplate<K, Row>(sql: Sql, options: Pick<LookupOptions<K, Row>, 'select'>) {
+  const run = statementTemplates((keys: readonly K[], slot: SlotOf<readonly K[]>) =>
+    options.select(keys.map((_, i) => slot((all) => all[i] as K))),
+  )
+  return async (keys: readonly K[]): Promise<Row[]> => (await run(sql.db, `${keys.length}`, keys)).rows
 }

@@ -44,13 +44,12 @@ const FINISHED = [...TERMINAL_PRINT_JOB_STATUSES]
 export function createDocumentRepository(sql: Sql): DocumentRepository {
   const { db } = sql
   const documentById = batchedLookup(sql, {
-    fetch: (documentIds: readonly string[]) =>
+    select: (documentIds: readonly string[]) =>
       db
         .selectFrom('documents')
         .selectAll()
         .where('document_id', 'in', documentIds)
-        .where('purged_at', 'is', null)
-        .execute(),
+        .where('purged_at', 'is', null),
     keyOfRow: (row) => row.document_id,
   })
   const retainedBytes = async (accountId: string, on = db) =>

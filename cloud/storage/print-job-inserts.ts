@@ -1,10 +1,11 @@
-import { type Kysely, sql } from 'kysely'
+import { type Insertable, sql } from 'kysely'
 import type { PrintJobStatus } from '../../protocol/enums.ts'
 import { type PrintJob, resolvedOptionsOf } from '../../protocol/print-job.ts'
-import { batchedOn, powersOfTwo } from './batched.ts'
+import { batchedOn, padded, powersOfTwo } from './batched.ts'
 import { inTransaction, type Sql } from './engine.ts'
 import type { IdempotencyScope } from './idempotency.ts'
 import type { Database } from './schema.ts'
+import { type SlotOf, statementTemplates } from './statement-templates.ts'
 
 /** The answer an Idempotency-Key replays: written in the transaction that inserts the job. */
 export interface IdempotentAnswer {
@@ -58,27 +59,32 @@ const MAX_BATCH = 128
 export function jobInserts(
   sql: Sql,
 ): (accountId: string, job: PrintJob, creation: JobCreation) => Promise<JobCreated> {
+  const statements = insertStatements(sql)
   const together = batchedOn(
     sql,
-    (items: readonly JobInsert[]) => inTransaction(sql, (tx) => insertTogether(tx, items)),
+    (items: readonly JobInsert[]) => inTransaction(sql, (tx) => insertTogether(tx, statements, items)),
     { maxBatch: MAX_BATCH },
   )
   return (accountId, job, creation) => together({ ...creation, accountId, job })
 }
 
-async function insertTogether(tx: Sql, items: readonly JobInsert[]): Promise<JobCreated[]> {
-  const accounts = [...new Set(items.map((item) => item.accountId))].sort()
+async function insertTogether(
+  tx: Sql,
+  statements: InsertStatements,
+  items: readonly JobInsert[],
+): Promise<JobCreated[]> {
+  // Padded (batched.ts), so that a few texts serve every number of accounts.
+  const accounts = padded([...new Set(items.map((item) => item.accountId))].sort())
   // PostgreSQL: the accounts' rows are the locks that make count-then-insert one step per account; taken in
   // one order, so that two batches wait for each other instead of deadlocking.
-  if (tx.engine === 'postgres')
-    await tx.db
-      .selectFrom('accounts')
-      .select('account_id')
-      .where('account_id', 'in', accounts)
-      .orderBy('account_id')
-      .forUpdate()
-      .execute()
-  const queues = await accountQueues(tx.db, accounts, Math.max(...items.map((item) => item.capacity)))
+  if (tx.engine === 'postgres') await statements.lockAccounts(tx.db, `${accounts.length}`, accounts)
+  const { rows: counted } = await statements.countQueues(tx.db, `${accounts.length}`, {
+    accounts,
+    limit: Math.max(...items.map((item) => item.capacity)),
+  })
+  const queues = new Map(
+    counted.map((row) => [row.account_id, { unfinished: row.n ?? 0, active: row.state === 'active' }]),
+  )
   const outcomes = items.map((item): JobCreated => {
     const queue = queues.get(item.accountId)
     const queued = queue?.unfinished ?? 0
@@ -88,31 +94,27 @@ async function insertTogether(tx: Sql, items: readonly JobInsert[]): Promise<Job
   })
   const accepted = items.flatMap((item, i) => {
     const outcome = outcomes[i]
-    return outcome === 'queue_full'
-      ? []
-      : [{ ...item, offeredAt: outcome === 'offered' ? item.offer?.offered_at : null }]
+    if (outcome === 'queue_full') return []
+    const { accountId, job, answer } = item
+    const row: JobRow = {
+      print_job_id: job.print_job_id,
+      account_id: accountId,
+      document_id: job.document_id,
+      printer_id: job.printer_id,
+      status: job.status,
+      options: JSON.stringify(resolvedOptionsOf(job)),
+      created_at: job.created_at,
+      reserved_at: job.reserved_at,
+      started_at: job.started_at,
+      completed_at: job.completed_at,
+      failure_reason: job.failure_reason,
+      offered_at: outcome === 'offered' ? (item.offer?.offered_at ?? null) : null,
+      idempotency: jobIdempotency(answer),
+    }
+    return [{ row, answer }]
   })
-  for (const rows of powersOfTwo(accepted))
-    await tx.db
-      .insertInto('print_jobs')
-      .values(
-        rows.map(({ accountId, job, offeredAt, answer }) => ({
-          print_job_id: job.print_job_id,
-          account_id: accountId,
-          document_id: job.document_id,
-          printer_id: job.printer_id,
-          status: job.status,
-          options: JSON.stringify(resolvedOptionsOf(job)),
-          created_at: job.created_at,
-          reserved_at: job.reserved_at,
-          started_at: job.started_at,
-          completed_at: job.completed_at,
-          failure_reason: job.failure_reason,
-          offered_at: offeredAt ?? null,
-          idempotency: jobIdempotency(answer),
-        })),
-      )
-      .execute()
+  for (const rows of powersOfTwo(accepted.map(({ row }) => row)))
+    await statements.insertJobs(tx.db, `${rows.length}`, rows)
   for (const { answer } of accepted) {
     if (!answer) continue
     await tx.db
@@ -126,36 +128,86 @@ async function insertTogether(tx: Sql, items: readonly JobInsert[]): Promise<Job
   return outcomes
 }
 
-/**
- * Each account's unfinished jobs, counted up to `limit` only, so that the count costs the same however long
- * a queue grows, and whether the account is active (one query for every account).
- */
-async function accountQueues(
-  db: Kysely<Database>,
-  accounts: readonly string[],
-  limit: number,
-): Promise<Map<string, { unfinished: number; active: boolean }>> {
-  const rows = await db
-    .selectFrom('accounts as a')
-    .select((eb) => [
-      'a.account_id',
-      'a.state',
-      eb
-        .selectFrom((inner) =>
-          inner
-            .selectFrom('print_jobs as j')
-            .select('j.seq')
-            .whereRef('j.account_id', '=', 'a.account_id')
-            .where('j.status', 'in', UNFINISHED)
-            .limit(limit)
-            .as('unfinished'),
+/** The columns a new job's row is inserted with. */
+const JOB_COLUMNS = [
+  'print_job_id',
+  'account_id',
+  'document_id',
+  'printer_id',
+  'status',
+  'options',
+  'created_at',
+  'reserved_at',
+  'started_at',
+  'completed_at',
+  'failure_reason',
+  'offered_at',
+  'idempotency',
+] as const
+
+type JobRow = Pick<Insertable<Database['print_jobs']>, (typeof JOB_COLUMNS)[number]>
+
+type InsertStatements = ReturnType<typeof insertStatements>
+
+/** A batch's statements, as templates by number of accounts or rows (statement-templates.ts). */
+function insertStatements({ db }: Sql) {
+  return {
+    lockAccounts: statementTemplates((accounts: readonly string[], slot: SlotOf<readonly string[]>) =>
+      db
+        .selectFrom('accounts')
+        .select('account_id')
+        .where(
+          'account_id',
+          'in',
+          accounts.map((_, i) => slot((all) => all[i] ?? '')),
         )
-        .select(sql<number>`count(*)`.as('n'))
-        .as('n'),
-    ])
-    .where('a.account_id', 'in', accounts)
-    .execute()
-  return new Map(
-    rows.map((row) => [row.account_id, { unfinished: row.n ?? 0, active: row.state === 'active' }]),
-  )
+        .orderBy('account_id')
+        .forUpdate(),
+    ),
+    /**
+     * Each account's unfinished jobs, counted up to `limit` only, so that the count costs the same however
+     * long a queue grows, and whether the account is active (one query for every account).
+     */
+    countQueues: statementTemplates(
+      (
+        { accounts }: { accounts: readonly string[]; limit: number },
+        slot: SlotOf<{ accounts: readonly string[]; limit: number }>,
+      ) =>
+        db
+          .selectFrom('accounts as a')
+          .select((eb) => [
+            'a.account_id',
+            'a.state',
+            eb
+              .selectFrom((inner) =>
+                inner
+                  .selectFrom('print_jobs as j')
+                  .select('j.seq')
+                  .whereRef('j.account_id', '=', 'a.account_id')
+                  .where('j.status', 'in', UNFINISHED)
+                  .limit(slot((args) => args.limit))
+                  .as('unfinished'),
+              )
+              .select(sql<number>`count(*)`.as('n'))
+              .as('n'),
+          ])
+          .where(
+            'a.account_id',
+            'in',
+            accounts.map((_, i) => slot((args) => args.accounts[i] ?? '')),
+          ),
+    ),
+    insertJobs: statementTemplates((rows: readonly JobRow[], slot: SlotOf<readonly JobRow[]>) =>
+      db
+        .insertInto('print_jobs')
+        .values(
+          rows.map(
+            (_, i) =>
+              Object.fromEntries(
+                JOB_COLUMNS.map((column) => [column, slot((all) => all[i]?.[column] ?? null)]),
+              ) as JobRow,
+          ),
+        ),
+    ),
+  }
 }

@@ -211,17 +211,13 @@ export function createPrintJobRepository(sql: Sql): PrintJobRepository {
   // Webhook deliveries render each job event's body from the job (cloud/webhooks/event-payload.ts): a batch of
   // claimed deliveries reads its jobs in one query.
   const jobById = batchedLookup(sql, {
-    fetch: (printJobIds: readonly string[]) => jobs().where('j.print_job_id', 'in', printJobIds).execute(),
+    select: (printJobIds: readonly string[]) => jobs().where('j.print_job_id', 'in', printJobIds),
     keyOfRow: (row) => row.print_job_id,
   })
   // Every hub's connect asks for its unfinished jobs: a fleet reconnecting asks thousands within seconds.
   const unfinishedByAgent = batchedLookupAll(sql, {
-    fetch: (agentIds) =>
-      dispatch()
-        .where('p.agent_id', 'in', agentIds)
-        .where('j.status', 'in', UNSTARTED)
-        .orderBy('j.seq')
-        .execute(),
+    select: (agentIds) =>
+      dispatch().where('p.agent_id', 'in', agentIds).where('j.status', 'in', UNSTARTED).orderBy('j.seq'),
     keyOfRow: (row) => row.agent_id,
   })
   return {

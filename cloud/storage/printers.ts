@@ -115,13 +115,12 @@ export function createPrinterRepository(sql: Sql): PrinterRepository {
     'created_at',
   ] as const
   const printerById = batchedLookup(sql, {
-    fetch: (printerIds: readonly string[]) =>
+    select: (printerIds: readonly string[]) =>
       db
         .selectFrom('printers')
         .select(['account_id', 'printer_key', ...columns, onlineWithHub])
         .where('printer_id', 'in', printerIds)
-        .where('removed_at', 'is', null)
-        .execute(),
+        .where('removed_at', 'is', null),
     keyOfRow: (row) => row.printer_id,
   })
   const syncs = printerSyncs(sql)

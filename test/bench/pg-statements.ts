@@ -21,8 +21,13 @@ export async function statementStatistics(databaseUrl: string) {
     async reset() {
       await client.query('SELECT pg_stat_statements_reset()')
     },
-    /** The `limit` statements that took the most time (planning and execution), one line each. */
+    /**
+     * The `limit` statements that took the most time (planning and execution), or were called most often
+     * (BENCH_PG_STATEMENTS_ORDER=calls), one line each.
+     */
     async top(limit: number): Promise<string[]> {
+      const order =
+        process.env.BENCH_PG_STATEMENTS_ORDER === 'calls' ? 'calls' : 'total_exec_time + total_plan_time'
       const { rows } = await client.query<{
         ms: number
         plan_ms: number
@@ -32,7 +37,7 @@ export async function statementStatistics(databaseUrl: string) {
         query: string
       }>(
         `SELECT total_exec_time AS ms, total_plan_time AS plan_ms, calls, plans, rows, query
-           FROM pg_stat_statements ORDER BY total_exec_time + total_plan_time DESC LIMIT $1`,
+           FROM pg_stat_statements ORDER BY ${order} DESC LIMIT $1`,
         [limit],
       )
       const { rows: totals } = await client.query<{ ms: number; calls: string }>(

@@ -26,12 +26,19 @@ const REDACT = [
   'credential',
 ]
 
-/** The cloud's logger: JSON for machines, or one readable line per event for a person at a terminal. */
+/**
+ * The cloud's logger: JSON for machines, or one readable line per event for a person at a terminal.
+ *
+ * JSON lines to stdout are written asynchronously: the lines logged while a write is under way go out
+ * together in the next one, and pino writes what is left synchronously when the process exits. A line per
+ * write cost a system call each, five or six a job (docs/performance.md, "CPU per job on the cluster"); a
+ * kill -9 can now lose the lines of the last write or so, never anything the cloud acknowledged.
+ */
 export function createLogger(settings: LogSettings, output: LogOutput = process.stdout): Logger {
   const options = { level: settings.logLevel, redact: REDACT }
   const pretty = settings.logFormat === 'pretty' || (settings.logFormat === 'auto' && output.isTTY === true)
   if (pretty) return pino(options, prettyLines(output))
-  return pino(options, output === process.stdout ? pino.destination({ dest: 1, sync: true }) : output)
+  return pino(options, output === process.stdout ? pino.destination({ dest: 1, sync: false }) : output)
 }
 
 /**

@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto'
-import { type ExpressionBuilder, sql as raw, type Selectable } from 'kysely'
+import { type ExpressionBuilder, type Kysely, sql as raw, type Selectable } from 'kysely'
 import type { PageOf } from '../../protocol/pagination.ts'
 import {
   TEST_EVENT_TYPE,
@@ -10,9 +10,11 @@ import {
   type WebhookEndpoint,
   type WebhookEventType,
 } from '../../protocol/webhooks.ts'
+import { padded } from './batched.ts'
 import { affected, forUpdate, inTransaction, type Sql } from './engine.ts'
 import { type PagedList, pageAfter } from './paging.ts'
 import type { Database, WebhookDeliveriesTable, WebhookEndpointsTable } from './schema.ts'
+import { type SlotOf, statementTemplates } from './statement-templates.ts'
 import { attemptRecorder } from './webhook-attempts.ts'
 import { payloadKeeper } from './webhook-payloads.ts'
 
@@ -230,36 +232,15 @@ const claimable = (nowMs: number) => (w: ExpressionBuilder<Database, 'webhook_de
  * backlog: a dead endpoint with thousands waiting costs what a quiet one does. `among`: only these endpoints.
  */
 async function readyEndpoints(
-  sql: Sql,
+  statement: ReadyStatement,
+  db: Kysely<Database>,
   nowMs: number,
   caps: Pick<ClaimOptions, 'perEndpoint' | 'perFailingEndpoint'>,
   among?: readonly string[],
 ) {
-  let query = sql.db
-    .selectFrom('webhook_endpoints as e')
-    .select(['e.endpoint_id', 'e.failing_since'])
-    .select((eb) => [
-      eb
-        .selectFrom('webhook_deliveries')
-        .select('next_attempt_at')
-        .whereRef('webhook_deliveries.endpoint_id', '=', 'e.endpoint_id')
-        .where(claimable(nowMs))
-        .orderBy('next_attempt_at')
-        .limit(1)
-        .as('due'),
-      eb
-        .selectFrom('webhook_deliveries')
-        .select((c) => c.fn.countAll<number>().as('n'))
-        .whereRef('webhook_deliveries.endpoint_id', '=', 'e.endpoint_id')
-        .where('state', '=', PENDING)
-        .where('claimed_until', 'is not', null)
-        .where('claimed_until', '>', nowMs)
-        .as('in_flight'),
-    ])
-    .where('e.enabled', '=', 1)
-  if (among !== undefined) query = query.where('e.endpoint_id', 'in', among)
-  const endpoints = await query.execute()
-  return endpoints
+  const endpoints = among && padded(among)
+  const { rows } = await statement(db, `${endpoints?.length ?? 'all'}`, { nowMs, endpoints })
+  return rows
     .map((e) => ({
       endpointId: e.endpoint_id,
       due: e.due === null ? null : Number(e.due),
@@ -267,6 +248,107 @@ async function readyEndpoints(
     }))
     .filter((e): e is { endpointId: string; due: number; room: number } => e.due !== null && e.room > 0)
     .sort((a, b) => a.due - b.due)
+}
+
+type ReadyStatement = ReturnType<typeof readyStatement>
+
+/** readyEndpoints' query, as a template per number of endpoints asked, or for all (statement-templates.ts). */
+function readyStatement({ db }: Sql) {
+  type Args = { nowMs: number; endpoints: readonly string[] | undefined }
+  return statementTemplates(({ endpoints }: Args, slot: SlotOf<Args>) => {
+    const nowMs = slot((args) => args.nowMs)
+    const query = db
+      .selectFrom('webhook_endpoints as e')
+      .select(['e.endpoint_id', 'e.failing_since'])
+      .select((eb) => [
+        eb
+          .selectFrom('webhook_deliveries')
+          .select('next_attempt_at')
+          .whereRef('webhook_deliveries.endpoint_id', '=', 'e.endpoint_id')
+          .where(claimable(nowMs))
+          .orderBy('next_attempt_at')
+          .limit(1)
+          .as('due'),
+        eb
+          .selectFrom('webhook_deliveries')
+          .select((c) => c.fn.countAll<number>().as('n'))
+          .whereRef('webhook_deliveries.endpoint_id', '=', 'e.endpoint_id')
+          .where('state', '=', PENDING)
+          .where('claimed_until', 'is not', null)
+          .where('claimed_until', '>', nowMs)
+          .as('in_flight'),
+      ])
+      .where('e.enabled', '=', 1)
+    if (endpoints === undefined) return query
+    return query.where(
+      'e.endpoint_id',
+      'in',
+      endpoints.map((_, i) => slot((args) => args.endpoints?.[i] ?? '')),
+    )
+  })
+}
+
+/**
+ * A claim's lease on its candidates, and the reading of what it leased, as templates per number of deliveries
+ * (padded, batched.ts).
+ */
+function claimStatements({ db }: Sql) {
+  type LeaseArgs = { ids: readonly string[]; nowMs: number; claimedUntilMs: number }
+  const lease = statementTemplates(({ ids }: LeaseArgs, slot: SlotOf<LeaseArgs>) =>
+    db
+      .updateTable('webhook_deliveries')
+      .set({ claimed_until: slot((args) => args.claimedUntilMs) })
+      .where(
+        'delivery_id',
+        'in',
+        ids.map((_, i) => slot((args) => args.ids[i] ?? '')),
+      )
+      .where('state', '=', 'pending')
+      .where((w) =>
+        w.or([
+          w('claimed_until', 'is', null),
+          w(
+            'claimed_until',
+            '<=',
+            slot((args) => args.nowMs),
+          ),
+        ]),
+      )
+      .returning('delivery_id'),
+  )
+  const read = statementTemplates((ids: readonly string[], slot: SlotOf<readonly string[]>) =>
+    db
+      .selectFrom('webhook_deliveries as d')
+      .innerJoin('webhook_endpoints as e', 'e.endpoint_id', 'd.endpoint_id')
+      .innerJoin('webhook_events as ev', 'ev.event_id', 'd.event_id')
+      .select([
+        'd.delivery_id',
+        'd.account_id',
+        'd.endpoint_id',
+        'd.attempts',
+        'd.created_at_ms',
+        'd.next_attempt_at',
+        'e.url',
+        'e.secret',
+        'e.previous_secret',
+        'e.previous_secret_until',
+        'e.failing_since',
+        'ev.event_id',
+        'ev.type',
+        'ev.subject_id',
+        'ev.occurred_at',
+        'ev.snapshot',
+        'ev.payload',
+      ])
+      .where(
+        'd.delivery_id',
+        'in',
+        ids.map((_, i) => slot((all) => all[i] ?? '')),
+      )
+      .orderBy('d.next_attempt_at')
+      .orderBy('d.seq'),
+  )
+  return { lease, read }
 }
 
 /**
@@ -288,7 +370,7 @@ async function claimLocks(
   const locked = await tx.db
     .selectFrom('webhook_endpoints')
     .select('endpoint_id')
-    .where('endpoint_id', 'in', wanted)
+    .where('endpoint_id', 'in', padded(wanted))
     .forNoKeyUpdate()
     .skipLocked()
     .execute()
@@ -364,6 +446,8 @@ async function claimCandidates(
 
 export function createWebhookRepository(sql: Sql): WebhookRepository {
   const { db } = sql
+  const readyQuery = readyStatement(sql)
+  const claimQueries = claimStatements(sql)
 
   const subscriptionsOf = async (tx: Sql, endpointIds: readonly string[]) => {
     const byEndpoint = new Map<string, string[]>(endpointIds.map((id) => [id, []]))
@@ -621,61 +705,26 @@ export function createWebhookRepository(sql: Sql): WebhookRepository {
       const { limit, leaseMs } = options
       // Read first, outside a transaction: an idle cloud polls this several times a second, and on SQLite a
       // write transaction would take the database's one write lock each time.
-      const seen = await readyEndpoints(sql, nowMs, options)
+      const seen = await readyEndpoints(readyQuery, sql.db, nowMs, options)
       if (seen.length === 0) return []
       return inTransaction(sql, async (tx) => {
         const locked = await claimLocks(tx, seen, limit)
         if (locked?.length === 0) return []
-        const ready = await readyEndpoints(tx, nowMs, options, locked)
+        const ready = await readyEndpoints(readyQuery, tx.db, nowMs, options, locked)
         const candidates = await claimCandidates(tx, nowMs, ready, limit)
         if (candidates.length === 0) return []
         const claimedUntilMs = nowMs + leaseMs
         // The lease is taken only where no other claim took it meanwhile (PostgreSQL re-checks the condition
         // on each row once a concurrent claim's row lock is released).
-        const leased = await tx.db
-          .updateTable('webhook_deliveries')
-          .set({ claimed_until: claimedUntilMs })
-          .where(
-            'delivery_id',
-            'in',
-            candidates.map((c) => c.delivery_id),
-          )
-          .where('state', '=', 'pending')
-          .where((w) => w.or([w('claimed_until', 'is', null), w('claimed_until', '<=', nowMs)]))
-          .returning('delivery_id')
-          .execute()
+        const ids = padded(candidates.map((c) => c.delivery_id))
+        const { rows: leased } = await claimQueries.lease(tx.db, `${ids.length}`, {
+          ids,
+          nowMs,
+          claimedUntilMs,
+        })
         if (leased.length === 0) return []
-        const rows = await tx.db
-          .selectFrom('webhook_deliveries as d')
-          .innerJoin('webhook_endpoints as e', 'e.endpoint_id', 'd.endpoint_id')
-          .innerJoin('webhook_events as ev', 'ev.event_id', 'd.event_id')
-          .select([
-            'd.delivery_id',
-            'd.account_id',
-            'd.endpoint_id',
-            'd.attempts',
-            'd.created_at_ms',
-            'd.next_attempt_at',
-            'e.url',
-            'e.secret',
-            'e.previous_secret',
-            'e.previous_secret_until',
-            'e.failing_since',
-            'ev.event_id',
-            'ev.type',
-            'ev.subject_id',
-            'ev.occurred_at',
-            'ev.snapshot',
-            'ev.payload',
-          ])
-          .where(
-            'd.delivery_id',
-            'in',
-            leased.map((l) => l.delivery_id),
-          )
-          .orderBy('d.next_attempt_at')
-          .orderBy('d.seq')
-          .execute()
+        const leasedIds = padded(leased.map((l) => l.delivery_id))
+        const { rows } = await claimQueries.read(tx.db, `${leasedIds.length}`, leasedIds)
         return rows.map((row) => ({
           deliveryId: row.delivery_id,
           accountId: row.account_id,

@@ -1,7 +1,7 @@
 import DataLoader from 'dataloader'
 import type { Compilable } from 'kysely'
 import type { Sql } from './engine.ts'
-import { type SlotOf, statementTemplates } from './statement-templates.ts'
+import { type SlotOf, slotsOf, statementTemplates } from './statement-templates.ts'
 
 export interface BatchOptions<T> {
   /** Most items in one batch (a statement's parameters are bounded: 32,766 on SQLite, 65,535 on PostgreSQL). */
@@ -277,7 +277,7 @@ export function batchedLookupAll<Row>(
 /** The rows of these keys, by a template per number of keys (LookupOptions.select). */
 function keysTemplate<K, Row>(sql: Sql, options: Pick<LookupOptions<K, Row>, 'select'>) {
   const run = statementTemplates((keys: readonly K[], slot: SlotOf<readonly K[]>) =>
-    options.select(keys.map((_, i) => slot((all) => all[i] as K))),
+    options.select(slotsOf(slot, keys, (all) => all)),
   )
   return async (keys: readonly K[]): Promise<Row[]> => (await run(sql.db, `${keys.length}`, keys)).rows
 }

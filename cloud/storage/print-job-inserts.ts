@@ -5,7 +5,7 @@ import { batchedOn, padded, powersOfTwo } from './batched.ts'
 import { inTransaction, type Sql } from './engine.ts'
 import type { IdempotencyScope } from './idempotency.ts'
 import type { Database } from './schema.ts'
-import { type SlotOf, statementTemplates } from './statement-templates.ts'
+import { type SlotOf, slotsOf, statementTemplates } from './statement-templates.ts'
 
 /** The answer an Idempotency-Key replays: written in the transaction that inserts the job. */
 export interface IdempotentAnswer {
@@ -159,7 +159,7 @@ function insertStatements({ db }: Sql) {
         .where(
           'account_id',
           'in',
-          accounts.map((_, i) => slot((all) => all[i] ?? '')),
+          slotsOf(slot, accounts, (all) => all),
         )
         .orderBy('account_id')
         .forUpdate(),
@@ -194,7 +194,7 @@ function insertStatements({ db }: Sql) {
           .where(
             'a.account_id',
             'in',
-            accounts.map((_, i) => slot((args) => args.accounts[i] ?? '')),
+            slotsOf(slot, accounts, (args) => args.accounts),
           ),
     ),
     insertJobs: statementTemplates((rows: readonly JobRow[], slot: SlotOf<readonly JobRow[]>) =>

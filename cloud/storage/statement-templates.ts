@@ -10,6 +10,14 @@ class Slot<A> {
 export type SlotOf<A> = <V>(of: (args: A) => V) => V
 
 /**
+ * A slot for each value of a list the arguments hold, as long as the first run's (an `IN (…)` over a padded
+ * list, whose length is in the key): `slotsOf(slot, ids, (args) => args.ids)`.
+ */
+export function slotsOf<A, T>(slot: SlotOf<A>, first: readonly T[], list: (args: A) => readonly T[]): T[] {
+  return first.map((_, i) => slot((args) => list(args)[i] as T))
+}
+
+/**
  * Statements whose text depends only on a key (their shape: which rule, which fields, how many rows), built
  * and compiled by Kysely once per key, then run with each call's own values. Building and compiling a
  * batch's statement (a `CASE` arm per job and field) cost more of a node's CPU than sending it

@@ -14,7 +14,7 @@ import { padded } from './batched.ts'
 import { affected, forUpdate, inTransaction, type Sql } from './engine.ts'
 import { type PagedList, pageAfter } from './paging.ts'
 import type { Database, WebhookDeliveriesTable, WebhookEndpointsTable } from './schema.ts'
-import { type SlotOf, statementTemplates } from './statement-templates.ts'
+import { type SlotOf, slotsOf, statementTemplates } from './statement-templates.ts'
 import { attemptRecorder } from './webhook-attempts.ts'
 import { payloadKeeper } from './webhook-payloads.ts'
 
@@ -283,7 +283,7 @@ function readyStatement({ db }: Sql) {
     return query.where(
       'e.endpoint_id',
       'in',
-      endpoints.map((_, i) => slot((args) => args.endpoints?.[i] ?? '')),
+      slotsOf(slot, endpoints, (args) => args.endpoints ?? []),
     )
   })
 }
@@ -301,7 +301,7 @@ function claimStatements({ db }: Sql) {
       .where(
         'delivery_id',
         'in',
-        ids.map((_, i) => slot((args) => args.ids[i] ?? '')),
+        slotsOf(slot, ids, (args) => args.ids),
       )
       .where('state', '=', 'pending')
       .where((w) =>
@@ -343,7 +343,7 @@ function claimStatements({ db }: Sql) {
       .where(
         'd.delivery_id',
         'in',
-        ids.map((_, i) => slot((all) => all[i] ?? '')),
+        slotsOf(slot, ids, (all) => all),
       )
       .orderBy('d.next_attempt_at')
       .orderBy('d.seq'),

@@ -198,17 +198,26 @@ export class MqttSession {
       client.on('error', () => {})
       client.end(true)
       this.#timer = setTimeout(() => {
+        this.#timer = undefined
         if (refused && this.#o.lookUpBroker) void this.#lookUpThenConnect(this.#o.lookUpBroker)
         else this.#connect()
       }, delay)
     })
   }
 
-  /** The next connection goes to `url` (a lookup made at start-up named another broker than the one kept). */
+  /**
+   * The next connection goes to `url` (a lookup made at start-up named another broker than the one kept). A
+   * session waiting to try the old address again connects to the new one now: the cloud has just answered,
+   * and the wait was the backoff of a broker that is not there.
+   */
   useBroker(url: string): void {
     if (url === this.#mqttUrl) return
     this.#o.logger.info({ mqtt_url: url }, 'the cloud gave a new broker address')
     this.#mqttUrl = url
+    if (this.#timer === undefined || this.#stopped) return
+    clearTimeout(this.#timer)
+    this.#timer = undefined
+    this.#connect()
   }
 
   /** After a refused login: the cloud's connection lookup first (it may provision the login), then connect. */

@@ -259,19 +259,11 @@ async function measure(platform: Platform, api: ApiClient): Promise<Figures> {
   }
   let hub = start()
   try {
-    const ready = waitForLogLine(hub, (line) => line.msg === 'hub ready')
-    let timer: NodeJS.Timeout | undefined
-    const late = new Promise<never>((_, reject) => {
-      timer = setTimeout(
-        () => reject(new Error(`no "hub ready" after ${platform.timeoutMs} ms`)),
-        platform.timeoutMs,
-      )
-    })
-    await Promise.race([ready, late])
-      .catch((error: unknown) => {
+    await waitForLogLine(hub, (line) => line.msg === 'hub ready', { withinMs: platform.timeoutMs }).catch(
+      (error: unknown) => {
         throw failed('the hub did not start', error)
-      })
-      .finally(() => clearTimeout(timer))
+      },
+    )
     const printerId = (await api.waitForPrinters(1, platform.timeoutMs))[0]!.printer_id
     const onlineMs: number[] = []
     for (let i = 0; i < STARTS; i++) {

@@ -62,19 +62,51 @@ export function spawnCli(script: string, args: string[], env: Record<string, str
   })
 }
 
-/** Resolves with the first stdout JSON line for which `match` holds. */
-export function waitForLogLine(child: ChildProcess, match: (line: Record<string, unknown>) => boolean) {
+/** How long `waitForLogLine` waits by default: less than an end-to-end test's own timeout, so that it says why. */
+const LOG_LINE_WAIT_MS = 60_000
+/** The lines a failed wait shows. */
+const LOG_LINE_TAIL = 15
+
+/**
+ * Resolves with the first stdout JSON line for which `match` holds. Rejects when the process exits first, or
+ * when no line matched within `withinMs`; either error shows the last stdout lines the process wrote meanwhile, so
+ * that a test that failed on a busy machine says what the process was doing.
+ */
+export function waitForLogLine(
+  child: ChildProcess,
+  match: (line: Record<string, unknown>) => boolean,
+  { withinMs = LOG_LINE_WAIT_MS }: { withinMs?: number } = {},
+) {
   return new Promise<Record<string, unknown>>((resolve, reject) => {
     let buffered = ''
+    const tail: string[] = []
+    const fail = (why: string) => {
+      end()
+      const lines = tail.length > 0 ? tail.map((line) => `  ${line}`).join('\n') : '  (none)'
+      reject(new Error(`${why} before a matching log line; its last lines:\n${lines}`))
+    }
+    const onExit = (code: number | null, signal: NodeJS.Signals | null) =>
+      fail(`the process exited with ${code ?? signal}`)
+    const timer = setTimeout(() => fail(`${withinMs / 1000} s passed`), withinMs)
+    const end = () => {
+      clearTimeout(timer)
+      child.stdout?.off('data', onData)
+      child.off('exit', onExit)
+    }
+    const keep = (line: string) => {
+      tail.push(line)
+      if (tail.length > LOG_LINE_TAIL) tail.shift()
+    }
     const onData = (chunk: Buffer) => {
       buffered += chunk.toString('utf8')
       const lines = buffered.split('\n')
       buffered = lines.pop() ?? ''
       for (const line of lines) {
+        keep(line)
         try {
           const parsed = JSON.parse(line) as Record<string, unknown>
           if (match(parsed)) {
-            child.stdout?.off('data', onData)
+            end()
             resolve(parsed)
             return
           }
@@ -84,7 +116,7 @@ export function waitForLogLine(child: ChildProcess, match: (line: Record<string,
       }
     }
     child.stdout?.on('data', onData)
-    child.once('exit', (code) => reject(new Error(`process exited with ${code} before the line appeared`)))
+    child.once('exit', onExit)
   })
 }
 

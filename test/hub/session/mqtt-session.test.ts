@@ -249,3 +249,35 @@ describe("the hub's MQTT session when the broker refuses its login", () => {
     }
   })
 })
+
+describe("the hub's MQTT session told of a new broker while it waits to reconnect", () => {
+  it('connects to the new broker at once rather than after the wait', async () => {
+    // The broker the hub kept is gone (its port is closed); a reconnect is a minute away.
+    const gone = await startBroker()
+    await gone.close()
+    const accepting = await startBroker()
+    const lines: Record<string, unknown>[] = []
+    const logger = pino({ level: 'info' }, { write: (line: string) => lines.push(JSON.parse(line)) })
+    let connects = 0
+    const session = testSession({
+      mqttUrl: `mqtt://127.0.0.1:${gone.port}`,
+      logger,
+      backoff: new Backoff(60_000, 60_000),
+      onConnected: () => {
+        connects++
+      },
+    })
+    try {
+      session.start()
+      await expect.poll(() => lines.some((line) => line.msg === 'mqtt connection lost'), POLL).toBe(true)
+      session.useBroker(`mqtt://127.0.0.1:${accepting.port}`)
+      await expect.poll(() => connects, POLL).toBe(1)
+      expect(session.connected).toBe(true)
+      expect(accepting.published.map((p) => p.topic)).toEqual([`hubs/${AGENT}/presence`])
+      expect(lines.filter((line) => line.msg === 'the cloud gave a new broker address')).toHaveLength(1)
+    } finally {
+      await session.stop()
+      await accepting.close()
+    }
+  })
+})

@@ -113,18 +113,58 @@ export function parseEscposStatus(bytes: Partial<Record<DleEotFunction, number>>
  * Sends DLE EOT 1, 2, 3 and 4 in turn. Resolves null when the first gets no valid reply (the printer does
  * not answer status); a later one that goes unanswered ends the round with `incomplete_status_reply`.
  */
+const STATUS_FUNCTIONS = [1, 2, 3, 4] as const
+/** The four requests in one write. */
+const ALL_STATUS_REQUESTS = Buffer.concat(STATUS_FUNCTIONS.map(dleEot))
+
+/**
+ * The printer's four real-time status bytes, asked together: the printer answers each `DLE EOT` as it
+ * receives it, in order (Epson's reference: the command is executed in real time on receipt, even offline or
+ * with a full receive buffer), so one write and one reply take one round trip to the printer rather than
+ * four (on USB, four drains of stale bytes too). A reply of more than four bytes (something unsolicited
+ * arrived with it) is not read by position: the requests are then sent one at a time.
+ */
 export async function readEscposStatus(
   transport: Transport,
   timeoutMs: number,
 ): Promise<StatusReason[] | null> {
-  const bytes: Partial<Record<DleEotFunction, number>> = {}
-  for (const n of [1, 2, 3, 4] as const) {
+  const reply = await transport.query(ALL_STATUS_REQUESTS, {
+    timeoutMs,
+    isComplete: (r) => r.length >= STATUS_FUNCTIONS.length,
+    partial: true,
+  })
+  if (reply !== null && reply.length > STATUS_FUNCTIONS.length)
+    return readEscposStatusOneByOne(transport, timeoutMs)
+  return statusOf((n) => {
+    const byte = reply?.[n - 1]
+    return byte !== undefined && isRealTimeStatusByte(byte) ? byte : null
+  })
+}
+
+/** The same, one request at a time, each waiting for its reply. */
+async function readEscposStatusOneByOne(
+  transport: Transport,
+  timeoutMs: number,
+): Promise<StatusReason[] | null> {
+  const replies: Partial<Record<DleEotFunction, number | null>> = {}
+  for (const n of STATUS_FUNCTIONS) {
     const reply = await transport.query(dleEot(n), { timeoutMs, isComplete: (r) => r.length >= 1 })
-    const byte = reply === null ? null : realTimeStatusByte(reply)
-    if (byte === null) {
-      if (n === 1) return null
-      return [...parseEscposStatus(bytes), 'incomplete_status_reply']
-    }
+    replies[n] = reply === null ? null : realTimeStatusByte(reply)
+    if (replies[n] === null) break
+  }
+  return statusOf((n) => replies[n] ?? null)
+}
+
+/**
+ * The reasons from the status bytes, read in order: null when `DLE EOT 1` went unanswered (the printer does
+ * not answer status); what the bytes before the first unanswered one say, and `incomplete_status_reply`,
+ * when a later one did.
+ */
+function statusOf(byteOf: (n: DleEotFunction) => number | null): StatusReason[] | null {
+  const bytes: Partial<Record<DleEotFunction, number>> = {}
+  for (const n of STATUS_FUNCTIONS) {
+    const byte = byteOf(n)
+    if (byte === null) return n === 1 ? null : [...parseEscposStatus(bytes), 'incomplete_status_reply']
     bytes[n] = byte
   }
   return parseEscposStatus(bytes)

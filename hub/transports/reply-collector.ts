@@ -1,4 +1,4 @@
-import type { TransportError } from './transport.ts'
+import { type QueryOptions, replyAtTimeout, type TransportError } from './transport.ts'
 
 interface PendingReply {
   chunks: Buffer[]
@@ -27,15 +27,15 @@ export class ReplyCollector {
 
   /**
    * Opens a collection; call it before sending the request so that a fast reply is not dropped. Resolves
-   * with the complete reply, or null when it did not come in `timeoutMs`.
+   * with the complete reply, or when it did not come in `timeoutMs` with null (or, `partial`, what came).
    */
-  collect(options: { timeoutMs: number; isComplete: (reply: Buffer) => boolean }): Promise<Buffer | null> {
+  collect(options: QueryOptions): Promise<Buffer | null> {
     if (this.#pending) this.#pending.settle(null)
     return new Promise<Buffer | null>((resolve, reject) => {
       const pending: PendingReply = {
         chunks: [],
         isComplete: options.isComplete,
-        timer: setTimeout(() => pending.settle(null), options.timeoutMs),
+        timer: setTimeout(() => pending.settle(replyAtTimeout(pending.chunks, options)), options.timeoutMs),
         settle: (reply, error) => {
           clearTimeout(pending.timer)
           if (this.#pending === pending) this.#pending = null
@@ -51,10 +51,7 @@ export class ReplyCollector {
    * One status query on a stream transport: open the collection, send the request, and wait for the reply.
    * If the request cannot be sent, the collection is closed and the send error is thrown.
    */
-  async request(
-    send: () => Promise<void>,
-    options: { timeoutMs: number; isComplete: (reply: Buffer) => boolean },
-  ): Promise<Buffer | null> {
+  async request(send: () => Promise<void>, options: QueryOptions): Promise<Buffer | null> {
     const reply = this.collect(options)
     try {
       await send()

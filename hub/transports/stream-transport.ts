@@ -1,6 +1,6 @@
 import { OperationQueue } from './operation-queue.ts'
 import { ReplyCollector } from './reply-collector.ts'
-import { type Transport, TransportError } from './transport.ts'
+import { type QueryOptions, type Transport, TransportError } from './transport.ts'
 
 /** An open duplex byte stream to a printer, as one transport opened it (a TCP socket, a serial port). */
 export interface PrinterStream {
@@ -62,10 +62,7 @@ export abstract class StreamTransport implements Transport {
     return this.#queue.run(() => this.#write(bytes))
   }
 
-  query(
-    request: Buffer,
-    options: { timeoutMs: number; isComplete: (reply: Buffer) => boolean },
-  ): Promise<Buffer | null> {
+  query(request: Buffer, options: QueryOptions): Promise<Buffer | null> {
     return this.#queue.run(async () => {
       this.#usable()
       return this.#replies.request(() => this.#write(request), options)

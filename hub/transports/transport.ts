@@ -12,15 +12,24 @@ export interface Transport {
   write(bytes: Buffer): Promise<void>
   /**
    * Sends a status request and collects the printer's reply until `isComplete(reply)` holds or `timeoutMs`
-   * passes. Resolves null when nothing complete came back in time: the printer does not answer status.
-   * Bytes that arrive outside a query are dropped.
+   * passes. Resolves null when nothing complete came back in time: the printer does not answer status
+   * (with `partial`, what did come back, if anything). Bytes that arrive outside a query are dropped.
    */
-  query(
-    request: Buffer,
-    options: { timeoutMs: number; isComplete: (reply: Buffer) => boolean },
-  ): Promise<Buffer | null>
+  query(request: Buffer, options: QueryOptions): Promise<Buffer | null>
   /** Closes it; safe to call twice or when open failed. */
   close(): Promise<void>
+}
+
+export interface QueryOptions {
+  timeoutMs: number
+  isComplete: (reply: Buffer) => boolean
+  /** When the time is up, resolve with the bytes that came (null if none) rather than null. */
+  partial?: boolean
+}
+
+/** What a query resolves with once its time is up: null, or with `partial` the bytes that came, if any. */
+export function replyAtTimeout(chunks: readonly Buffer[], options: QueryOptions): Buffer | null {
+  return options.partial && chunks.length > 0 ? Buffer.concat(chunks) : null
 }
 
 export type TransportErrorKind = 'unreachable' | 'disconnected' | 'write_failed' | 'busy'

@@ -1,6 +1,12 @@
 import type { TransportSpec } from '../printers/printer-spec.ts'
 import { OperationQueue } from './operation-queue.ts'
-import { type Transport, TransportError, type TransportErrorKind } from './transport.ts'
+import {
+  type QueryOptions,
+  replyAtTimeout,
+  type Transport,
+  TransportError,
+  type TransportErrorKind,
+} from './transport.ts'
 import { transportUri } from './transport-uri.ts'
 import {
   USB_CLASS_PRINTER,
@@ -131,10 +137,7 @@ export class UsbTransport implements Transport {
     return this.#queue.run(() => this.#write(bytes))
   }
 
-  query(
-    request: Buffer,
-    options: { timeoutMs: number; isComplete: (reply: Buffer) => boolean },
-  ): Promise<Buffer | null> {
+  query(request: Buffer, options: QueryOptions): Promise<Buffer | null> {
     return this.#queue.run(async () => {
       const { handle, iface } = this.#usable()
       if (iface.bulkIn === null) return null
@@ -148,7 +151,7 @@ export class UsbTransport implements Transport {
       const chunks: Buffer[] = []
       for (;;) {
         const left = Math.ceil(deadline - performance.now())
-        if (left <= 0 || this.#closing) return null
+        if (left <= 0 || this.#closing) return replyAtTimeout(chunks, options)
         const chunk = await this.#read(handle, iface.bulkIn, size, Math.min(left, 100))
         if (chunk.length === 0) continue
         chunks.push(chunk)

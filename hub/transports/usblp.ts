@@ -1,7 +1,13 @@
 import { constants, type FileHandle, open } from 'node:fs/promises'
 import type { TransportSpec } from '../printers/printer-spec.ts'
 import { delay, OperationQueue } from './operation-queue.ts'
-import { type Transport, TransportError, type TransportErrorKind } from './transport.ts'
+import {
+  type QueryOptions,
+  replyAtTimeout,
+  type Transport,
+  TransportError,
+  type TransportErrorKind,
+} from './transport.ts'
 import { transportUri } from './transport-uri.ts'
 
 export interface UsblpTransportOptions {
@@ -65,10 +71,7 @@ export class UsblpTransport implements Transport {
     return this.#queue.run(() => this.#write(bytes))
   }
 
-  query(
-    request: Buffer,
-    options: { timeoutMs: number; isComplete: (reply: Buffer) => boolean },
-  ): Promise<Buffer | null> {
+  query(request: Buffer, options: QueryOptions): Promise<Buffer | null> {
     return this.#queue.run(async () => {
       const file = this.#usable()
       const buffer = Buffer.alloc(READ_SIZE)
@@ -87,7 +90,7 @@ export class UsblpTransport implements Transport {
           continue
         }
         const left = deadline - performance.now()
-        if (left <= 0) return null
+        if (left <= 0) return replyAtTimeout(chunks, options)
         await delay(Math.min(this.#pollIntervalMs, left))
       }
       return null

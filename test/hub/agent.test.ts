@@ -144,7 +144,7 @@ describe('HubAgent (fake session and cloud, real spool file, scripted ESC/POS pr
         .map((m) => (m.payload as { printers: { health: { state: string } }[] }).printers[0]?.health.state)
     // At connect nothing is known yet; then one report for the change, and one that ends the round.
     await expect.poll(healthInStates).toEqual(['unknown', 'paper_out', 'paper_out'])
-    expect(printer.sent('hex')).toEqual(['100401', '100402', '100403', '100404'])
+    expect(printer.sent('hex')).toEqual(['100401100402100403100404'])
   })
 
   it('answers refresh_state with the state report', async () => {

@@ -1,5 +1,5 @@
-import type { Transport } from '../../../hub/transports/transport.ts'
-import { ScriptedTransport } from '../languages/scripted-transport.ts'
+import type { QueryOptions, Transport } from '../../../hub/transports/transport.ts'
+import { answerEach, ScriptedTransport } from '../languages/scripted-transport.ts'
 
 /** ESC/POS DLE EOT replies (Epson ESC/POS reference, DLE EOT n): bits 1 and 4 are always set (0x12). */
 const READY = Buffer.from([0x12])
@@ -30,7 +30,11 @@ export class ScriptedPrinter implements Transport {
   constructor(readonly condition: PrinterCondition = { paper: 'in' }) {
     // DLE EOT n (10 04 n): n = 4 is the paper roll sensor; the others report nothing wrong.
     this.#status = new ScriptedTransport((request) =>
-      condition.silent ? null : request[2] === 4 && condition.paper === 'out' ? PAPER_OUT : READY,
+      condition.silent
+        ? null
+        : answerEach(request, 3, (query) =>
+            query[2] === 4 && condition.paper === 'out' ? PAPER_OUT : READY,
+          ),
     )
   }
 
@@ -43,7 +47,7 @@ export class ScriptedPrinter implements Transport {
     this.written.push(Buffer.from(bytes))
   }
 
-  query(request: Buffer, options: { timeoutMs: number; isComplete: (reply: Buffer) => boolean }) {
+  query(request: Buffer, options: QueryOptions) {
     return this.#status.query(request, options)
   }
 

@@ -9,7 +9,7 @@ import {
   readEscposStatus,
   realTimeStatusByte,
 } from '../../../hub/languages/escpos.ts'
-import { ScriptedTransport } from './scripted-transport.ts'
+import { answerEach, ScriptedTransport } from './scripted-transport.ts'
 
 // Every DLE EOT reply carries bits 1 and 4 (0x12); the tables below add one documented bit at a time.
 const FIXED = 0x12
@@ -87,13 +87,14 @@ describe('ESC/POS status bits', () => {
 })
 
 describe('readEscposStatus', () => {
-  const replies = (byN: Record<number, number[] | null>) =>
-    new ScriptedTransport((request) => {
-      const reply = byN[request[2]!]
-      return reply ? Buffer.from(reply) : null
-    })
+  /** A printer that answers each DLE EOT n with `byN[n]`, and leaves the rest unanswered. */
+  const replies = (byN: Record<number, number[]>) =>
+    new ScriptedTransport((request) =>
+      answerEach(request, 3, (query) => (byN[query[2]!] ? Buffer.from(byN[query[2]!]!) : null)),
+    )
+  const ALL_FOUR = '100401100402100403100404'
 
-  it('asks DLE EOT 1, 2, 3, 4 and parses every reply', async () => {
+  it('asks DLE EOT 1, 2, 3, 4 in one write and parses every reply', async () => {
     const transport = replies({ 1: [0x1a], 2: [0x32], 3: [0x12], 4: [0x7e] })
     expect(await readEscposStatus(transport, 100)).toEqual([
       'printer_offline',
@@ -101,13 +102,13 @@ describe('readEscposStatus', () => {
       'paper_near_end',
       'paper_out',
     ])
-    expect(transport.sent('hex')).toEqual(['100401', '100402', '100403', '100404'])
+    expect(transport.sent('hex')).toEqual([ALL_FOUR])
   })
 
-  it('is null when DLE EOT 1 gets no reply, and stops asking', async () => {
+  it('is null when DLE EOT 1 gets no reply', async () => {
     const transport = replies({})
     expect(await readEscposStatus(transport, 100)).toBeNull()
-    expect(transport.sent('hex')).toEqual(['100401'])
+    expect(transport.sent('hex')).toEqual([ALL_FOUR])
   })
 
   it('treats a reply without the fixed bits as no reply', async () => {
@@ -117,6 +118,22 @@ describe('readEscposStatus', () => {
   it('keeps what it has when a later request goes unanswered', async () => {
     const transport = replies({ 1: [0x12], 2: [0x16] })
     expect(await readEscposStatus(transport, 100)).toEqual(['cover_open', 'incomplete_status_reply'])
-    expect(transport.sent('hex')).toEqual(['100401', '100402', '100403'])
+    expect(transport.sent('hex')).toEqual([ALL_FOUR])
+  })
+
+  it('stops reading at the first reply without the fixed bits', async () => {
+    const transport = replies({ 1: [0x12], 2: [0x16], 3: [0x00], 4: [0x7e] })
+    expect(await readEscposStatus(transport, 100)).toEqual(['cover_open', 'incomplete_status_reply'])
+  })
+
+  it('asks one request at a time when more than four bytes came back together', async () => {
+    // An unsolicited byte arrived with the four replies: they cannot be told apart by position.
+    const transport = new ScriptedTransport((request) =>
+      request.length > 3
+        ? Buffer.from([0x12, 0x12, 0x12, 0x12, 0x12])
+        : Buffer.from([request[2] === 4 ? 0x7e : 0x12]),
+    )
+    expect(await readEscposStatus(transport, 100)).toEqual(['paper_near_end', 'paper_out'])
+    expect(transport.sent('hex')).toEqual([ALL_FOUR, '100401', '100402', '100403', '100404'])
   })
 })

@@ -1,5 +1,10 @@
 import net from 'node:net'
-import { type Transport, TransportError } from '../../../hub/transports/transport.ts'
+import {
+  type QueryOptions,
+  replyAtTimeout,
+  type Transport,
+  TransportError,
+} from '../../../hub/transports/transport.ts'
 
 interface PendingQuery {
   chunks: Buffer[]
@@ -60,14 +65,14 @@ export class TcpTestTransport implements Transport {
     })
   }
 
-  async query(
-    request: Buffer,
-    options: { timeoutMs: number; isComplete: (reply: Buffer) => boolean },
-  ): Promise<Buffer | null> {
+  async query(request: Buffer, options: QueryOptions): Promise<Buffer | null> {
     if (this.#pending) throw new Error('TcpTestTransport: one query at a time')
     let pending: PendingQuery | undefined
     const reply = new Promise<Buffer | null>((resolve, reject) => {
-      const timer = setTimeout(() => pending?.finish(null), options.timeoutMs)
+      const timer = setTimeout(
+        () => pending?.finish(replyAtTimeout(pending.chunks, options)),
+        options.timeoutMs,
+      )
       pending = {
         chunks: [],
         isComplete: options.isComplete,

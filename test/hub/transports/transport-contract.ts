@@ -131,6 +131,20 @@ export function transportContract(name: string, subject: ContractSubject): void 
       )
     })
 
+    it('query with `partial` resolves with what came when the rest does not come in time, and null when nothing did', async () => {
+      const { transport, peer } = harness
+      await transport.open()
+      const four = Buffer.concat([STATUS_REQUEST, STATUS_REQUEST, STATUS_REQUEST, STATUS_REQUEST])
+      const options = { timeoutMs: 300, isComplete: (r: Buffer) => r.length >= 4, partial: true }
+      // Two of the four replies come back; the printer leaves the others unanswered.
+      const [reply] = await Promise.all([
+        transport.query(four, options),
+        peer.waitForBytes(four.length).then(() => peer.send(Buffer.from([0x16, 0x12]))),
+      ])
+      expect(reply).toEqual(Buffer.from([0x16, 0x12]))
+      expect(await transport.query(STATUS_REQUEST, options)).toBeNull()
+    })
+
     it('rejects writes and queries with a TransportError once the printer has gone', async () => {
       const { transport, peer } = harness
       await transport.open()

@@ -15,8 +15,8 @@ import { encodeRasterJob, type RasterEncoding, type RasterOptions } from './rast
  *   "Warning Flags (~WQES)". It answers in every printer state.
  * - `~HS` (Host Status Return): three framed strings `STX ... ETX CR LF`. The printer sends NOTHING while
  *   media is out, ribbon is out, the head is open, the rewinder is full or the head is over temperature.
- * So ~HQES goes first; when it already shows one of those conditions, ~HS is not sent (it would only time
- * out). When ~HQES is unsupported (older firmware), ~HS alone decides.
+ * So ~HQES goes first; when it already shows one of those conditions, ~HS's answer is not waited for (it
+ * would only time out). When ~HQES is unsupported (older firmware), ~HS alone decides.
  */
 export const HOST_QUERY_ERROR_STATUS = Buffer.from('~HQES', 'latin1')
 export const HOST_STATUS = Buffer.from('~HS', 'latin1')
@@ -140,13 +140,40 @@ export function parseHs(reply: Buffer): StatusReason[] | null {
   return uniqueReasons(reasons)
 }
 
-/** ~HQES then (unless pointless) ~HS; null when neither answers. */
+/** Both queries in one write: the printer answers each tilde command as it receives it, in order. */
+const BOTH_QUERIES = Buffer.concat([HOST_QUERY_ERROR_STATUS, HOST_STATUS])
+
+/** The reply to both queries split in two: the ~HQES block, if the first block is one, and what follows. */
+function splitReplies(reply: Buffer): { hqes: Buffer | null; hs: Buffer } {
+  const start = reply.indexOf(STX)
+  const end = start < 0 ? -1 : reply.indexOf(ETX, start)
+  const first = end < 0 ? null : reply.subarray(0, end + 1)
+  if (first === null || parseHqes(first) === null) return { hqes: null, hs: reply }
+  return { hqes: first, hs: reply.subarray(end + 1) }
+}
+
+/**
+ * Whether both answers are in: the ~HQES block and ~HS's three strings, or the ~HQES block alone when it shows
+ * a condition in which ~HS stays silent, or ~HS's three strings alone (firmware without ~HQES).
+ */
+function isBothComplete(reply: Buffer): boolean {
+  const { hqes, hs } = splitReplies(reply)
+  if (hqes === null) return isHsComplete(hs)
+  return parseHqes(hqes)!.some((reason) => SILENT_HS_REASONS.includes(reason)) || isHsComplete(hs)
+}
+
+/**
+ * ~HQES and ~HS asked together (one round trip to the printer; on USB one wait for stale bytes rather than
+ * two), merged; null when neither answers. ~HS is not waited for when ~HQES shows a condition in which it
+ * stays silent.
+ */
 export async function readZplStatus(transport: Transport, timeoutMs: number): Promise<StatusReason[] | null> {
-  const hqesReply = await transport.query(HOST_QUERY_ERROR_STATUS, { timeoutMs, isComplete: isHqesComplete })
-  const hqes = hqesReply === null ? null : parseHqes(hqesReply)
+  const reply = await transport.query(BOTH_QUERIES, { timeoutMs, isComplete: isBothComplete, partial: true })
+  if (reply === null) return null
+  const split = splitReplies(reply)
+  const hqes = split.hqes === null ? null : parseHqes(split.hqes)
   if (hqes?.some((reason) => SILENT_HS_REASONS.includes(reason))) return hqes
-  const hsReply = await transport.query(HOST_STATUS, { timeoutMs, isComplete: isHsComplete })
-  const hs = hsReply === null ? null : parseHs(hsReply)
+  const hs = isHsComplete(split.hs) ? parseHs(split.hs) : null
   if (hqes === null) return hs
   if (hs === null) return [...hqes, 'host_status_no_reply']
   return uniqueReasons([...hqes, ...hs])

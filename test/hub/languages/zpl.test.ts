@@ -109,13 +109,36 @@ describe('ZPL ~HS fields (ZPL II guide, Host Status Return)', () => {
 })
 
 describe('readZplStatus', () => {
+  /** A printer that answers each of the queries sent together, in order; null: it stays silent to that one. */
   const printer = (answers: { hqes: Buffer | null; hs: Buffer | null }) =>
-    new ScriptedTransport((request) => (request.toString('latin1') === '~HQES' ? answers.hqes : answers.hs))
+    new ScriptedTransport((request) => {
+      const text = request.toString('latin1')
+      const replies = [
+        ...(text.includes('~HQES') && answers.hqes ? [answers.hqes] : []),
+        ...(text.replace('~HQES', '').includes('~HS') && answers.hs ? [answers.hs] : []),
+      ]
+      return replies.length > 0 ? Buffer.concat(replies) : null
+    })
 
-  it('asks ~HQES then ~HS and merges both', async () => {
+  /** Whether each reply the transport got was complete for the reader (a transport would wait on if not). */
+  const completeness = (transport: ScriptedTransport) => {
+    const complete: boolean[] = []
+    const query = transport.query.bind(transport)
+    transport.query = (request, options) =>
+      query(request, {
+        ...options,
+        isComplete: (reply) => {
+          complete.push(options.isComplete(reply))
+          return complete.at(-1)!
+        },
+      })
+    return complete
+  }
+
+  it('asks ~HQES and ~HS in one write and merges both', async () => {
     const transport = printer({ hqes: hqes(0, 0x8), hs: hs({ 2: '1' }) })
     expect(await readZplStatus(transport, 100)).toEqual(['paper_near_end', 'paused'])
-    expect(transport.sent('latin1')).toEqual(['~HQES', '~HS'])
+    expect(transport.sent('latin1')).toEqual(['~HQES~HS'])
   })
 
   it.each([
@@ -125,9 +148,18 @@ describe('readZplStatus', () => {
     ['head over temperature', 0x10],
   ])('does not wait for ~HS when ~HQES shows %s (~HS stays silent then)', async (_name, errors) => {
     const transport = printer({ hqes: hqes(errors), hs: null })
+    // The ~HQES block alone completes the reply: a transport waits no longer for the rest.
+    const complete = completeness(transport)
     const reasons = await readZplStatus(transport, 100)
-    expect(reasons).not.toContain('host_status_no_reply')
-    expect(transport.sent('latin1')).toEqual(['~HQES'])
+    expect(complete).toEqual([true])
+    expect(reasons).toEqual(parseHqes(hqes(errors)))
+  })
+
+  it('waits for ~HS while ~HQES shows nothing that silences it', async () => {
+    const transport = printer({ hqes: hqes(0x8), hs: null })
+    const complete = completeness(transport)
+    expect(await readZplStatus(transport, 100)).toEqual(['cutter_error', 'host_status_no_reply'])
+    expect(complete).toEqual([false])
   })
 
   it('falls back to ~HS on firmware without ~HQES', async () => {
@@ -136,6 +168,14 @@ describe('readZplStatus', () => {
 
   it('notes a ~HS that stays silent while ~HQES answers', async () => {
     expect(await readZplStatus(printer({ hqes: hqes(0), hs: null }), 100)).toEqual(['host_status_no_reply'])
+  })
+
+  it('notes a ~HS cut short after its first string', async () => {
+    const cut = hs().subarray(0, hs().indexOf(0x03) + 1)
+    expect(await readZplStatus(printer({ hqes: hqes(0, 0x8), hs: cut }), 100)).toEqual([
+      'paper_near_end',
+      'host_status_no_reply',
+    ])
   })
 
   it('is null when neither answers', async () => {

@@ -3,7 +3,8 @@ import { ApiError } from '../../print-api/api-error.ts'
 import { checkDocumentBytes, type DeclaredDocument } from '../../print-api/documents/document-checks.ts'
 import type { PdfInspector } from '../../print-api/documents/pdf-inspection.ts'
 import type { Document } from '../../protocol/document.ts'
-import type { BlobStore } from '../storage/blob-store.ts'
+import { OFFER_CONTENT_MAX_BYTES } from '../../protocol/hub-messages.ts'
+import { type BlobStore, sha256Of } from '../storage/blob-store.ts'
 import type { Storage } from '../storage/storage.ts'
 
 /** Every way in (upload, URL, Base64) ends here: size, type, security inspection, then storage. */
@@ -45,6 +46,7 @@ export function createDocumentIntake({
         checkQuota(accountId, bytes.length),
       )
       let sha256: string
+      let content: Buffer | undefined
       if (type.format === 'pdf') {
         // Ghostscript reads a file: stage the bytes, inspect them, and keep them only if they pass.
         const staged = await blobs.stage(bytes)
@@ -56,6 +58,11 @@ export function createDocumentIntake({
           throw error
         }
         sha256 = staged.sha256
+      } else if (bytes.length <= OFFER_CONTENT_MAX_BYTES) {
+        // A small RAW document is kept in its row, in the insert's own transaction: no file and directories
+        // written per job (docs/performance.md, "Small documents in their row").
+        sha256 = sha256Of(bytes)
+        content = bytes
       } else {
         sha256 = await blobs.put(bytes)
       }
@@ -70,7 +77,7 @@ export function createDocumentIntake({
         created_at: new Date().toISOString(),
       }
       // Checked again with the insert: another upload of the account may have been stored meanwhile.
-      if (!(await storage.documents.insertWithinQuota(accountId, document, storageQuotaBytes))) {
+      if (!(await storage.documents.insertWithinQuota(accountId, document, storageQuotaBytes, content))) {
         const used = await storage.documents.retainedBytes(accountId)
         throw quotaExceeded(storageQuotaBytes, used, bytes.length)
       }

@@ -144,7 +144,11 @@ export const agentApiRoutes: FastifyPluginAsync<AgentApiOptions> = async (app, o
       const document = (await storage.printJobs.agentMayRead(hub.agent_id, request.params.documentId))
         ? await storage.documents.findById(hub.account_id, request.params.documentId)
         : undefined
-      const bytes = document && (await blobs.open(document.sha256))
+      // A small RAW document's bytes are in its row (migration 24); the others in the blob store.
+      const kept = document && (await storage.documents.contentOf(hub.account_id, document.document_id))
+      const bytes = kept
+        ? { stream: kept, size: kept.length }
+        : document && (await blobs.open(document.sha256))
       if (!document || !bytes) throw new ApiError('document_not_found', 'No such document for this hub.')
       return reply
         .header('content-type', 'application/octet-stream')

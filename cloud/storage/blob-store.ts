@@ -1,9 +1,7 @@
 import { createHash, randomUUID } from 'node:crypto'
-import { mkdirSync, renameSync, statSync, utimesSync, writeFileSync } from 'node:fs'
 import { mkdir, open, rename, rm, stat, utimes, writeFile } from 'node:fs/promises'
 import path from 'node:path'
 import type { Readable } from 'node:stream'
-import { OFFER_CONTENT_MAX_BYTES } from '../../protocol/hub-messages.ts'
 
 /** Kept bytes, opened for reading. */
 export interface BlobReader {
@@ -59,11 +57,6 @@ export function createBlobStore(dataDir: string): BlobStore {
     await mkdir(dir, { recursive: true, ...(mode !== undefined && { mode }) })
     madeDirs.add(dir)
   }
-  const ensureDirSync = (dir: string, mode?: number) => {
-    if (madeDirs.has(dir)) return
-    mkdirSync(dir, { recursive: true, ...(mode !== undefined && { mode }) })
-    madeDirs.add(dir)
-  }
   const stage = async (bytes: Buffer, sha256 = sha256Of(bytes)): Promise<StagedBlob> => {
     await ensureDir(staging, 0o700)
     const tempPath = path.join(staging, `${randomUUID()}.part`)
@@ -86,27 +79,6 @@ export function createBlobStore(dataDir: string): BlobStore {
     await ensureDir(path.dirname(target))
     await rename(staged.tempPath, target)
   }
-  /**
-   * put, for bytes of at most OFFER_CONTENT_MAX_BYTES (what a job offer carries), with synchronous file calls:
-   * each takes tens of microseconds for a small file, where each of the six through libuv's thread pool took
-   * about 0.2 ms of a job's way to its 201 (docs/performance.md). The same steps: marked used if kept, else
-   * written aside and renamed in.
-   */
-  const putSmall = (bytes: Buffer, sha256: string) => {
-    const file = pathOf(sha256)
-    const now = new Date()
-    try {
-      utimesSync(file, now, now)
-      if (statSync(file).size === bytes.length) return
-    } catch (error) {
-      ignoreMissing(error as NodeJS.ErrnoException)
-    }
-    ensureDirSync(staging, 0o700)
-    const tempPath = path.join(staging, `${randomUUID()}.part`)
-    writeFileSync(tempPath, bytes, { mode: 0o600 })
-    ensureDirSync(path.dirname(file))
-    renameSync(tempPath, file)
-  }
   return {
     async open(sha256) {
       const handle = await open(pathOf(sha256), 'r').catch(ignoreMissing)
@@ -126,8 +98,7 @@ export function createBlobStore(dataDir: string): BlobStore {
     },
     async put(bytes) {
       const sha256 = sha256Of(bytes)
-      if (bytes.length <= OFFER_CONTENT_MAX_BYTES) putSmall(bytes, sha256)
-      else if (!(await alreadyKept(sha256, bytes.length))) await keep(await stage(bytes, sha256))
+      if (!(await alreadyKept(sha256, bytes.length))) await keep(await stage(bytes, sha256))
       return sha256
     },
     async deleteIfUnusedSince(sha256, since) {

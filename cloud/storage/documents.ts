@@ -13,11 +13,19 @@ export interface DocumentRepository {
   /**
    * Inserts the document unless the account's retained documents would then pass `quotaBytes`; the check
    * and the insert are one transaction. When refused, returns false and queues the document's blob for
-   * deletion unless another retained document names it.
+   * deletion unless another retained document names it. `content`: the bytes of a small document kept in its
+   * row instead of the blob store (migration 24).
    */
-  insertWithinQuota(accountId: string, document: Document, quotaBytes: number): Promise<boolean>
+  insertWithinQuota(
+    accountId: string,
+    document: Document,
+    quotaBytes: number,
+    content?: Buffer,
+  ): Promise<boolean>
   /** A document that is not purged. */
   findById(accountId: string, documentId: string): Promise<Document | undefined>
+  /** The bytes of a document that is not purged, when its row keeps them; undefined when the blob store does. */
+  contentOf(accountId: string, documentId: string): Promise<Buffer | undefined>
   /** The bytes of the account's documents that are not purged. */
   retainedBytes(accountId: string): Promise<number>
   /**
@@ -93,7 +101,7 @@ export function createDocumentRepository(sql: Sql): DocumentRepository {
       ),
     )
   return {
-    insertWithinQuota: (accountId, d, quotaBytes) =>
+    insertWithinQuota: (accountId, d, quotaBytes, content) =>
       inTransaction(sql, async ({ db: tx }) => {
         await tx
           .insertInto('account_storage')
@@ -123,6 +131,7 @@ export function createDocumentRepository(sql: Sql): DocumentRepository {
             sha256: d.sha256,
             filename: d.filename,
             created_at: d.created_at,
+            content: content ?? null,
           })
           .execute()
         return true
@@ -143,6 +152,10 @@ export function createDocumentRepository(sql: Sql): DocumentRepository {
         }
       )
     },
+    async contentOf(accountId, documentId) {
+      const found = await documentById(documentId)
+      return found?.account_id === accountId ? (found.content ?? undefined) : undefined
+    },
     retainedBytes: (accountId) => retainedBytes(accountId),
     purgeUnneeded: (cutoff, at, limit) =>
       inTransaction(sql, async (tx) => {
@@ -161,7 +174,7 @@ export function createDocumentRepository(sql: Sql): DocumentRepository {
           // Checked again in a statement of its own: on PostgreSQL it sees a job committed meanwhile.
           const marked = await tx.db
             .updateTable('documents')
-            .set({ purged_at: at })
+            .set({ purged_at: at, content: null })
             .where('document_id', '=', document.document_id)
             .where('purged_at', 'is', null)
             .where(unneeded(cutoff))

@@ -580,4 +580,13 @@ export const MIGRATIONS: readonly Migration[] = [
       CREATE INDEX api_clients_by_revocation ON api_clients(revoked_at) WHERE revoked_at IS NOT NULL;
     `,
   },
+  {
+    version: 24,
+    name: 'small documents kept in their row',
+    // `content`: the bytes of a document that needs no file for its inspection (RAW) and is at most
+    // OFFER_CONTENT_MAX_BYTES, kept in its row rather than as a file of the blob store: a file and its
+    // directories written on every job took longer than the rest of the job's intake (docs/performance.md,
+    // "Small documents in their row"). Null for other documents, and once a document is purged.
+    sql: (t) => `ALTER TABLE documents ADD COLUMN content ${t.blob};`,
+  },
 ]

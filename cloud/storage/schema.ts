@@ -124,6 +124,8 @@ export interface DocumentsTable {
   filename: string | null
   created_at: string
   purged_at: string | null
+  /** The bytes of a small RAW document (migration 24); null for the others and once purged. */
+  content: Buffer | null
 }
 
 export interface PrintJobsTable {

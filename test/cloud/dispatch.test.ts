@@ -1,3 +1,4 @@
+import { createHash } from 'node:crypto'
 import type { MqttClient } from 'mqtt'
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest'
 import { hashSecret } from '../../print-api/secrets.ts'
@@ -375,6 +376,10 @@ describe('the dispatcher and the agent API, with an MQTT client standing in for 
     const url = `${full.url}/agent-api/v1/documents/${created.document_id}`
     const ok = await fetch(url, { headers: { authorization: `Bearer ${hub.credential}` } })
     expect(ok.status).toBe(200)
+    // Small and RAW: served from its row (migration 24), with the same headers as a file of the blob store.
+    expect(ok.headers.get('content-length')).toBe(String(ESCPOS_RECEIPT.length))
+    expect(ok.headers.get('x-content-sha256')).toBe(createHash('sha256').update(ESCPOS_RECEIPT).digest('hex'))
+    expect(ok.headers.get('content-type')).toBe('application/octet-stream')
     expect(Buffer.from(await ok.arrayBuffer()).equals(ESCPOS_RECEIPT)).toBe(true)
     const anonymous = await fetch(url)
     expect(anonymous.status).toBe(401)

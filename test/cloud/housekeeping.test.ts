@@ -10,6 +10,7 @@ import { resolveOptions } from '../../print-api/route-check.ts'
 import { hashSecret } from '../../print-api/secrets.ts'
 import type { Document } from '../../protocol/document.ts'
 import type { PrintJobStatus } from '../../protocol/enums.ts'
+import { OFFER_CONTENT_MAX_BYTES } from '../../protocol/hub-messages.ts'
 import { tempDir } from '../helpers/temp-dir.ts'
 import { insertWithinCapacity } from './storage/stored-jobs.ts'
 import { ALL_SCOPES, RECEIPT_PRINTER } from './test-cloud.ts'
@@ -94,8 +95,19 @@ describe('housekeeping (real SQLite file and blob directory)', () => {
     })
   }
   const tokenCount = () => sql.prepare('SELECT count(*) FROM access_tokens').pluck().get()
+  /** A receipt above OFFER_CONTENT_MAX_BYTES, so that its bytes are a file of the blob store. */
   const receipt = (text: string, account = accountId) =>
-    intake.ingest(account, Buffer.from(`\x1b@${text}\n\x1dVB\x00`, 'latin1'), {
+    intake.ingest(
+      account,
+      Buffer.from(`\x1b@${text}\n${'-'.repeat(OFFER_CONTENT_MAX_BYTES)}\n\x1dVB\x00`, 'latin1'),
+      {
+        format: 'raw',
+        rawLanguage: 'escpos',
+      },
+    )
+  /** A small receipt, kept in its document's row (migration 24). */
+  const smallReceipt = (text: string) =>
+    intake.ingest(accountId, Buffer.from(`\x1b@${text}\n\x1dVB\x00`, 'latin1'), {
       format: 'raw',
       rawLanguage: 'escpos',
     })
@@ -272,6 +284,22 @@ describe('housekeeping (real SQLite file and blob directory)', () => {
     expect(await housekeeping().runOnce()).toMatchObject({ documents: 1, blobs: 1, failed: [] })
     expect(await fileOf(first)).toBe(false)
     expect(sql.prepare('SELECT count(*) FROM blob_deletions').pluck().get()).toBe(0)
+  })
+
+  it('keeps a small RAW document in its row, no file, and clears the bytes when it purges the document', async () => {
+    const small = await smallReceipt('a small receipt')
+    const contentOf = () =>
+      sql.prepare('SELECT content FROM documents WHERE document_id = ?').pluck().get(small.document_id)
+    expect(contentOf()).toEqual(Buffer.from('\x1b@a small receipt\n\x1dVB\x00', 'latin1'))
+    expect(await storage.documents.contentOf(accountId, small.document_id)).toEqual(contentOf())
+    const other = (await storage.accounts.create('Other')).account_id
+    expect(await storage.documents.contentOf(other, small.document_id)).toBeUndefined()
+    expect(await fileOf(small)).toBe(false)
+
+    expect(await housekeeping().runOnce()).toMatchObject({ documents: 1, failed: [] })
+    expect(contentOf()).toBeNull()
+    expect(await storage.documents.contentOf(accountId, small.document_id)).toBeUndefined()
+    expect(await storage.documents.retainedBytes(accountId)).toBe(0)
   })
 
   it('a step that fails (database locked by another connection) is logged, and a later pass succeeds', async () => {

@@ -144,6 +144,28 @@ describe.each(ENGINES)('document repository on %s: quota and retention', (engine
     expect(await storage.documents.retainedBytes(accountId)).toBe(500)
   })
 
+  it("keeps a small document's bytes in its row for its account only, and drops them with the purge", async () => {
+    const bytes = Buffer.from([0x1b, 0x40, 0x00, 0xff, 0x0a])
+    const small = document(T0, bytes.length)
+    expect(await storage.documents.insertWithinQuota(accountId, small, QUOTA, bytes)).toBe(true)
+    const inFile = await stored(T0)
+    const other = (await storage.accounts.create('Other')).account_id
+
+    expect(await storage.documents.contentOf(accountId, small.document_id)).toEqual(bytes)
+    expect(await storage.documents.contentOf(other, small.document_id)).toBeUndefined()
+    expect(await storage.documents.contentOf(accountId, inFile.document_id)).toBeUndefined()
+    expect(await storage.documents.findById(accountId, small.document_id)).toEqual(small)
+
+    expect(await purgeAt(T0 + 48 * HOUR)).toBe(2)
+    expect(await storage.documents.contentOf(accountId, small.document_id)).toBeUndefined()
+    const row = await db
+      .selectFrom('documents')
+      .select('content')
+      .where('document_id', '=', small.document_id)
+      .executeTakeFirstOrThrow()
+    expect(row.content).toBeNull()
+  })
+
   it('a purged document is not found, but its finished job still names it', async () => {
     const d = await stored(T0)
     const finished = await jobOf(d, 'printed', T0 + HOUR)

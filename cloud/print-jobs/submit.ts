@@ -16,12 +16,15 @@ export interface PrintJobSubmitter {
   /** The account's printer, or a 422 naming printer_id (another account's printer is not disclosed). */
   printerFor(accountId: string, printerId: string): Promise<JobPrinter>
   documentFor(accountId: string, documentId: string): Promise<Document>
-  /** Both references of POST /api/v1/print-jobs; one 422 naming every id that names nothing. */
+  /**
+   * Both references of POST /api/v1/print-jobs; one 422 naming every id that names nothing. `content`: the
+   * document's bytes when its row keeps them (a small RAW document), for the job's offer.
+   */
   referencesFor(
     accountId: string,
     printerId: string,
     documentId: string,
-  ): Promise<{ printer: JobPrinter; document: Document }>
+  ): Promise<{ printer: JobPrinter; document: Document; content: Buffer | undefined }>
   /**
    * Inserts the job as it enters the lifecycle (offered, if its printer is online and `listener` offers new
    * jobs), logs it with `log` (the request's; tests may omit it), then tells `listener`. Under an
@@ -63,11 +66,12 @@ export function createPrintJobSubmitter(
       )
     },
     async referencesFor(accountId, printerId, documentId) {
-      const [printer, document] = await Promise.all([
+      const [printer, found] = await Promise.all([
         storage.printers.findForJob(accountId, printerId),
-        storage.documents.findById(accountId, documentId),
+        storage.documents.findWithContent(accountId, documentId),
       ])
-      if (printer && document) return { printer, document }
+      const document = found?.document
+      if (printer && document) return { printer, document, content: found.content }
       const unknown: Reference[] = []
       if (!printer) unknown.push('printer_id')
       if (!document) unknown.push('document_id')

@@ -141,11 +141,12 @@ export const agentApiRoutes: FastifyPluginAsync<AgentApiOptions> = async (app, o
     },
     async (request, reply) => {
       const hub = hubOf(request)
-      const document = (await storage.printJobs.agentMayRead(hub.agent_id, request.params.documentId))
-        ? await storage.documents.findById(hub.account_id, request.params.documentId)
+      const found = (await storage.printJobs.agentMayRead(hub.agent_id, request.params.documentId))
+        ? await storage.documents.findWithContent(hub.account_id, request.params.documentId)
         : undefined
+      const document = found?.document
       // A small RAW document's bytes are in its row (migration 24); the others in the blob store.
-      const kept = document && (await storage.documents.contentOf(hub.account_id, document.document_id))
+      const kept = found?.content
       const bytes = kept
         ? { stream: kept, size: kept.length }
         : document && (await blobs.open(document.sha256))

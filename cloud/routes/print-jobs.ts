@@ -126,8 +126,9 @@ export const printJobRoutes: FastifyPluginAsync<PrintJobRoutesOptions> = async (
     async (request, reply) => {
       const { accountId } = authOf(request)
       const { printer_id, document_id } = request.body
-      const { printer, document } = await submitter.referencesFor(accountId, printer_id, document_id)
-      return reply.code(201).send(await create(request, printer, document, request.body))
+      const { printer, document, content } = await submitter.referencesFor(accountId, printer_id, document_id)
+      // An uploaded document kept in its row goes with the offer, as the bytes of a from-base64 job do.
+      return reply.code(201).send(await create(request, printer, document, request.body, content))
     },
   )
 

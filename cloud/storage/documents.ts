@@ -24,8 +24,14 @@ export interface DocumentRepository {
   ): Promise<boolean>
   /** A document that is not purged. */
   findById(accountId: string, documentId: string): Promise<Document | undefined>
-  /** The bytes of a document that is not purged, when its row keeps them; undefined when the blob store does. */
-  contentOf(accountId: string, documentId: string): Promise<Buffer | undefined>
+  /**
+   * A document that is not purged, and its bytes when its row keeps them (a small RAW document, migration 24;
+   * undefined when they are a file of the blob store).
+   */
+  findWithContent(
+    accountId: string,
+    documentId: string,
+  ): Promise<{ document: Document; content: Buffer | undefined } | undefined>
   /** The bytes of the account's documents that are not purged. */
   retainedBytes(accountId: string): Promise<number>
   /**
@@ -60,6 +66,21 @@ export function createDocumentRepository(sql: Sql): DocumentRepository {
         .where('purged_at', 'is', null),
     keyOfRow: (row) => row.document_id,
   })
+  const findWithContent = async (accountId: string, documentId: string) => {
+    const row = await documentById(documentId)
+    if (row?.account_id !== accountId) return undefined
+    const document: Document = {
+      document_id: row.document_id,
+      document_mime_type: row.mime_type,
+      document_format: row.format as Document['document_format'],
+      document_raw_language: row.raw_language as Document['document_raw_language'],
+      size_bytes: row.size_bytes,
+      sha256: row.sha256,
+      filename: row.filename,
+      created_at: row.created_at,
+    }
+    return { document, content: row.content ?? undefined }
+  }
   const retainedBytes = async (accountId: string, on = db) =>
     (
       await on
@@ -137,25 +158,9 @@ export function createDocumentRepository(sql: Sql): DocumentRepository {
         return true
       }),
     async findById(accountId, documentId) {
-      const found = await documentById(documentId)
-      const row = found?.account_id === accountId ? found : undefined
-      return (
-        row && {
-          document_id: row.document_id,
-          document_mime_type: row.mime_type,
-          document_format: row.format as Document['document_format'],
-          document_raw_language: row.raw_language as Document['document_raw_language'],
-          size_bytes: row.size_bytes,
-          sha256: row.sha256,
-          filename: row.filename,
-          created_at: row.created_at,
-        }
-      )
+      return (await findWithContent(accountId, documentId))?.document
     },
-    async contentOf(accountId, documentId) {
-      const found = await documentById(documentId)
-      return found?.account_id === accountId ? (found.content ?? undefined) : undefined
-    },
+    findWithContent,
     retainedBytes: (accountId) => retainedBytes(accountId),
     purgeUnneeded: (cutoff, at, limit) =>
       inTransaction(sql, async (tx) => {

@@ -2,7 +2,7 @@ import { createHash } from 'node:crypto'
 import type { MqttClient } from 'mqtt'
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest'
 import { hashSecret } from '../../print-api/secrets.ts'
-import type { HubPrinter } from '../../protocol/hub-messages.ts'
+import { type HubPrinter, OFFER_CONTENT_MAX_BYTES } from '../../protocol/hub-messages.ts'
 import type { PrintJob } from '../../protocol/print-job.ts'
 import { printerIdFor } from '../../protocol/printer-id.ts'
 import { connectHub, enroll, seedAccount, startFullCloud } from './hub-link.ts'
@@ -154,7 +154,7 @@ describe('the dispatcher and the agent API, with an MQTT client standing in for 
     expect(Date.parse(String(offer?.payload.expires_at)) - Date.parse(created.created_at)).toBe(60_000)
   })
 
-  it('offers a job of an uploaded document, and every job offered again, without its bytes', async () => {
+  it('offers a job of a small uploaded document with its bytes, a large one and every job offered again without', async () => {
     const created = await createJob()
     const again = await api<PrintJob>('POST', '/api/v1/print-jobs', {
       printer_id: printerId(),
@@ -162,7 +162,26 @@ describe('the dispatcher and the agent API, with an MQTT client standing in for 
     })
     expect(again.status).toBe(201)
     await expect.poll(() => offersFor(again.body.print_job_id).length, POLL).toBeGreaterThan(0)
-    expect(offersFor(again.body.print_job_id)[0]?.payload.document).not.toHaveProperty('content_base64')
+    // The document's row keeps its bytes (migration 24): the hub needs no download for this job either.
+    expect(offersFor(again.body.print_job_id)[0]?.payload.document).toMatchObject({
+      content_base64: ESCPOS_RECEIPT.toString('base64'),
+    })
+
+    const large = Buffer.concat([ESCPOS_RECEIPT, Buffer.alloc(OFFER_CONTENT_MAX_BYTES, 0x2d)])
+    const bigJob = await api<PrintJob>('POST', '/api/v1/print-jobs/from-base64', {
+      printer_id: printerId(),
+      document_base64: large.toString('base64'),
+      document_format: 'raw',
+      document_raw_language: 'escpos',
+    })
+    expect(bigJob.status).toBe(201)
+    const ofLarge = await api<PrintJob>('POST', '/api/v1/print-jobs', {
+      printer_id: printerId(),
+      document_id: bigJob.body.document_id,
+    })
+    await expect.poll(() => offersFor(ofLarge.body.print_job_id).length, POLL).toBeGreaterThan(0)
+    expect(offersFor(ofLarge.body.print_job_id)[0]?.payload.document).not.toHaveProperty('content_base64')
+
     const before = offersFor(created.print_job_id).length
     await publish('presence', { online: true, session: 's-again' })
     await expect.poll(() => offersFor(created.print_job_id).length, POLL).toBeGreaterThan(before)

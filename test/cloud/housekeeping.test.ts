@@ -291,14 +291,16 @@ describe('housekeeping (real SQLite file and blob directory)', () => {
     const contentOf = () =>
       sql.prepare('SELECT content FROM documents WHERE document_id = ?').pluck().get(small.document_id)
     expect(contentOf()).toEqual(Buffer.from('\x1b@a small receipt\n\x1dVB\x00', 'latin1'))
-    expect(await storage.documents.contentOf(accountId, small.document_id)).toEqual(contentOf())
+    expect((await storage.documents.findWithContent(accountId, small.document_id))?.content).toEqual(
+      contentOf(),
+    )
     const other = (await storage.accounts.create('Other')).account_id
-    expect(await storage.documents.contentOf(other, small.document_id)).toBeUndefined()
+    expect((await storage.documents.findWithContent(other, small.document_id))?.content).toBeUndefined()
     expect(await fileOf(small)).toBe(false)
 
     expect(await housekeeping().runOnce()).toMatchObject({ documents: 1, failed: [] })
     expect(contentOf()).toBeNull()
-    expect(await storage.documents.contentOf(accountId, small.document_id)).toBeUndefined()
+    expect((await storage.documents.findWithContent(accountId, small.document_id))?.content).toBeUndefined()
     expect(await storage.documents.retainedBytes(accountId)).toBe(0)
   })
 

@@ -102,7 +102,8 @@ describe('console printers pages', () => {
     const document = await h.cloud.storage.documents.findById(account.accountId, job.document_id)
     if (!document) throw new Error('no document')
     // A small RAW document is kept in its row (migration 24), a PDF in the blob store.
-    const kept = await h.cloud.storage.documents.contentOf(account.accountId, job.document_id)
+    const kept = (await h.cloud.storage.documents.findWithContent(account.accountId, job.document_id))
+      ?.content
     if (kept) return kept
     const blob = await createBlobStore(h.cloud.config.dataDir).open(document.sha256)
     if (!blob) throw new Error('no blob')

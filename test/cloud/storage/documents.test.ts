@@ -151,13 +151,13 @@ describe.each(ENGINES)('document repository on %s: quota and retention', (engine
     const inFile = await stored(T0)
     const other = (await storage.accounts.create('Other')).account_id
 
-    expect(await storage.documents.contentOf(accountId, small.document_id)).toEqual(bytes)
-    expect(await storage.documents.contentOf(other, small.document_id)).toBeUndefined()
-    expect(await storage.documents.contentOf(accountId, inFile.document_id)).toBeUndefined()
+    expect((await storage.documents.findWithContent(accountId, small.document_id))?.content).toEqual(bytes)
+    expect((await storage.documents.findWithContent(other, small.document_id))?.content).toBeUndefined()
+    expect((await storage.documents.findWithContent(accountId, inFile.document_id))?.content).toBeUndefined()
     expect(await storage.documents.findById(accountId, small.document_id)).toEqual(small)
 
     expect(await purgeAt(T0 + 48 * HOUR)).toBe(2)
-    expect(await storage.documents.contentOf(accountId, small.document_id)).toBeUndefined()
+    expect((await storage.documents.findWithContent(accountId, small.document_id))?.content).toBeUndefined()
     const row = await db
       .selectFrom('documents')
       .select('content')

@@ -6,7 +6,7 @@ import type { DispatchableJob } from '../storage/print-jobs.ts'
 /**
  * The offer a hub gets for a job: where to download the document, its checksum, the options, the deadline; and
  * the document itself when it is small and at hand (`content`: the bytes of the request that created the job,
- * or of its document's row), which saves the hub a download before the first byte.
+ * or those its document's row keeps, `job.content`), which saves the hub a download before the first byte.
  * A RAW payload is printed as it is, so the options that only shape rendering are offered as their defaults
  * (docs/printing-api.md: options and RAW payloads); the job itself keeps what was asked.
  */
@@ -14,7 +14,7 @@ export function jobOffer(
   job: DispatchableJob,
   publicUrl: string,
   expirySeconds: number,
-  content?: Buffer,
+  content: Buffer | undefined = job.content ?? undefined,
 ): JobOffer {
   const options = resolvedOptionsOf(job)
   if (job.document_format === 'raw') {

@@ -22,6 +22,8 @@ export interface DispatchableJob extends PrintJob, JobHandoff {
   size_bytes: number
   /** The Idempotency-Key it was created with, offered to its hub (docs/lan-printing.md). */
   idempotency: JobIdempotency | null
+  /** The document's bytes when its row keeps them (a small RAW document, migration 24), for the offer. */
+  content?: Buffer | null
 }
 
 /** What a lifecycle rule records; each timestamp and reason is recorded once (the first one stays). */
@@ -192,6 +194,7 @@ export function createPrintJobRepository(sql: Sql): PrintJobRepository {
         'd.raw_language',
         'd.sha256',
         'd.size_bytes',
+        'd.content',
         'p.agent_id',
         'p.printer_key',
       ])
@@ -207,6 +210,7 @@ export function createPrintJobRepository(sql: Sql): PrintJobRepository {
     cancel_requested_at: row.cancel_requested_at,
     cancel_reason: row.cancel_reason as JobHandoff['cancel_reason'],
     idempotency: row.idempotency === null ? null : (JSON.parse(row.idempotency) as JobIdempotency),
+    content: row.content,
   })
   // Webhook deliveries render each job event's body from the job (cloud/webhooks/event-payload.ts): a batch of
   // claimed deliveries reads its jobs in one query.

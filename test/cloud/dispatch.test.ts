@@ -154,7 +154,7 @@ describe('the dispatcher and the agent API, with an MQTT client standing in for 
     expect(Date.parse(String(offer?.payload.expires_at)) - Date.parse(created.created_at)).toBe(60_000)
   })
 
-  it('offers a job of a small uploaded document with its bytes, a large one and every job offered again without', async () => {
+  it('offers the jobs of small documents with their bytes, also when offered again; a large one without', async () => {
     const created = await createJob()
     const again = await api<PrintJob>('POST', '/api/v1/print-jobs', {
       printer_id: printerId(),
@@ -182,10 +182,16 @@ describe('the dispatcher and the agent API, with an MQTT client standing in for 
     await expect.poll(() => offersFor(ofLarge.body.print_job_id).length, POLL).toBeGreaterThan(0)
     expect(offersFor(ofLarge.body.print_job_id)[0]?.payload.document).not.toHaveProperty('content_base64')
 
+    // Offered again when the hub connects anew: the bytes come from the document's row.
     const before = offersFor(created.print_job_id).length
+    const beforeLarge = offersFor(ofLarge.body.print_job_id).length
     await publish('presence', { online: true, session: 's-again' })
     await expect.poll(() => offersFor(created.print_job_id).length, POLL).toBeGreaterThan(before)
-    expect(offersFor(created.print_job_id).at(-1)?.payload.document).not.toHaveProperty('content_base64')
+    expect(offersFor(created.print_job_id).at(-1)?.payload.document).toMatchObject({
+      content_base64: ESCPOS_RECEIPT.toString('base64'),
+    })
+    await expect.poll(() => offersFor(ofLarge.body.print_job_id).length, POLL).toBeGreaterThan(beforeLarge)
+    expect(offersFor(ofLarge.body.print_job_id).at(-1)?.payload.document).not.toHaveProperty('content_base64')
   })
 
   it('records each status change once and in order; stale and repeated reports change nothing', async () => {

@@ -74,6 +74,16 @@ describe('jobOffer', () => {
     expect(jobOffer(job('raw'), 'https://print.example', 60).document).not.toHaveProperty('content_base64')
   })
 
+  it("carries the bytes the document's row keeps when none are given with it", () => {
+    const kept = Buffer.from('\x1b@kept\n', 'latin1')
+    expect(
+      jobOffer({ ...job('raw'), content: kept }, 'https://print.example', 60).document.content_base64,
+    ).toBe(kept.toString('base64'))
+    expect(
+      jobOffer({ ...job('raw'), content: null }, 'https://print.example', 60).document,
+    ).not.toHaveProperty('content_base64')
+  })
+
   it('offers a PDF job with every option as asked', () => {
     expect(jobOffer(job('pdf'), 'https://print.example', 60).options).toEqual(ASKED)
   })

@@ -137,7 +137,8 @@ export function createDocumentRepository(sql: Sql): DocumentRepository {
           .where((eb) => eb(eb('retained_bytes', '+', d.size_bytes), '<=', quotaBytes))
           .executeTakeFirst()
         if (affected(counted) !== 1) {
-          await queueUnnamedBlob(tx, d.sha256, new Date().toISOString())
+          // A document kept in its row wrote no file.
+          if (!content) await queueUnnamedBlob(tx, d.sha256, new Date().toISOString())
           return false
         }
         await tx
@@ -168,6 +169,7 @@ export function createDocumentRepository(sql: Sql): DocumentRepository {
         let candidates = tx.db
           .selectFrom('documents')
           .select(['document_id', 'account_id', 'size_bytes', 'sha256'])
+          .select((eb) => eb('content', 'is not', null).as('in_row'))
           .where('purged_at', 'is', null)
           .where('created_at', '<', cutoff)
           .where(unneeded(cutoff))
@@ -190,7 +192,7 @@ export function createDocumentRepository(sql: Sql): DocumentRepository {
             .set((eb) => ({ retained_bytes: eb('retained_bytes', '-', document.size_bytes) }))
             .where('account_id', '=', document.account_id)
             .execute()
-          await queueUnnamedBlob(tx.db, document.sha256, at)
+          if (!document.in_row) await queueUnnamedBlob(tx.db, document.sha256, at)
           purged += 1
         }
         return purged

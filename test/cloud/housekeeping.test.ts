@@ -298,7 +298,7 @@ describe('housekeeping (real SQLite file and blob directory)', () => {
     expect((await storage.documents.findWithContent(other, small.document_id))?.content).toBeUndefined()
     expect(await fileOf(small)).toBe(false)
 
-    expect(await housekeeping().runOnce()).toMatchObject({ documents: 1, failed: [] })
+    expect(await housekeeping().runOnce()).toMatchObject({ documents: 1, blobs: 0, failed: [] })
     expect(contentOf()).toBeNull()
     expect((await storage.documents.findWithContent(accountId, small.document_id))?.content).toBeUndefined()
     expect(await storage.documents.retainedBytes(accountId)).toBe(0)

@@ -1,4 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { OFFER_CONTENT_MAX_BYTES } from '../../protocol/hub-messages.ts'
 import { type PrinterSimulator, startPrinterSimulator } from '../simulators/printer-simulator.ts'
 import { ApiClient } from './api-client.ts'
 import {
@@ -37,9 +38,11 @@ describe('a hub over its quota, end to end through real processes', () => {
   })
 
   it('prints every job of a burst, in order, waiting out each 429 instead of failing the job', async () => {
-    // Distinct documents, uploaded first, so that each job needs a download of its own (an offer carries the
-    // document only when the job was created with its bytes).
-    const receipts = [1, 2, 3].map((n) => Buffer.from(`\x1b@Order ${n}\n\x1dVB\x00`, 'latin1'))
+    // Distinct documents above OFFER_CONTENT_MAX_BYTES, so that each job needs a download of its own (an offer
+    // carries a smaller document's bytes).
+    const receipts = [1, 2, 3].map((n) =>
+      Buffer.from(`\x1b@Order ${n}\n${'-'.repeat(OFFER_CONTENT_MAX_BYTES)}\n\x1dVB\x00`, 'latin1'),
+    )
     const jobs = []
     for (const receipt of receipts) jobs.push(await api.printUploaded(printerId, receipt, 'escpos'))
     for (const job of jobs) {

@@ -156,7 +156,15 @@ describe.each(ENGINES)('document repository on %s: quota and retention', (engine
     expect((await storage.documents.findWithContent(accountId, inFile.document_id))?.content).toBeUndefined()
     expect(await storage.documents.findById(accountId, small.document_id)).toEqual(small)
 
+    const refused = document(T0, QUOTA)
+    expect(await storage.documents.insertWithinQuota(accountId, refused, QUOTA, Buffer.alloc(QUOTA))).toBe(
+      false,
+    )
+    // Neither a refused document nor a purged one kept in its row has a file to delete.
+    expect(await queued()).toEqual([])
+
     expect(await purgeAt(T0 + 48 * HOUR)).toBe(2)
+    expect(await queued()).toEqual([inFile.sha256])
     expect((await storage.documents.findWithContent(accountId, small.document_id))?.content).toBeUndefined()
     const row = await db
       .selectFrom('documents')

@@ -68,11 +68,6 @@ function countByte(reply: Buffer, byte: number): number {
   return count
 }
 
-export function isHqesComplete(reply: Buffer): boolean {
-  const start = reply.indexOf(STX)
-  return start >= 0 && reply.indexOf(ETX, start) > start
-}
-
 export function isHsComplete(reply: Buffer): boolean {
   return countByte(reply, ETX) >= 3
 }

@@ -1,11 +1,5 @@
 import { describe, expect, it } from 'vitest'
-import {
-  isHqesComplete,
-  isHsComplete,
-  parseHqes,
-  parseHs,
-  readZplStatus,
-} from '../../../hub/languages/zpl.ts'
+import { isHsComplete, parseHqes, parseHs, readZplStatus } from '../../../hub/languages/zpl.ts'
 import { ScriptedTransport } from './scripted-transport.ts'
 
 const hex8 = (n: number) => n.toString(16).toUpperCase().padStart(8, '0')
@@ -66,13 +60,6 @@ describe('ZPL ~HQES error flags (ZPL II guide, Error Flags ~WQES)', () => {
   it('is null for anything that is not a ~HQES reply', () => {
     expect(parseHqes(Buffer.from('\x02hello\x03'))).toBeNull()
     expect(parseHqes(hs())).toBeNull()
-  })
-
-  it('is complete at the ETX', () => {
-    const reply = hqes(0x4)
-    expect(isHqesComplete(reply)).toBe(true)
-    expect(isHqesComplete(reply.subarray(0, reply.length - 1))).toBe(false)
-    expect(isHqesComplete(Buffer.alloc(0))).toBe(false)
   })
 })
 
@@ -176,6 +163,14 @@ describe('readZplStatus', () => {
       'paper_near_end',
       'host_status_no_reply',
     ])
+  })
+
+  it('waits for the ETX of the ~HQES block, and reads a block cut before it as no answer', async () => {
+    const cut = hqes(0x1).subarray(0, hqes(0x1).length - 1)
+    const transport = printer({ hqes: cut, hs: null })
+    const complete = completeness(transport)
+    expect(await readZplStatus(transport, 100)).toBeNull()
+    expect(complete).toEqual([false])
   })
 
   it('is null when neither answers', async () => {

@@ -109,10 +109,6 @@ export function parseEscposStatus(bytes: Partial<Record<DleEotFunction, number>>
   return uniqueReasons(reasons)
 }
 
-/**
- * Sends DLE EOT 1, 2, 3 and 4 in turn. Resolves null when the first gets no valid reply (the printer does
- * not answer status); a later one that goes unanswered ends the round with `incomplete_status_reply`.
- */
 const STATUS_FUNCTIONS = [1, 2, 3, 4] as const
 /** The four requests in one write. */
 const ALL_STATUS_REQUESTS = Buffer.concat(STATUS_FUNCTIONS.map(dleEot))

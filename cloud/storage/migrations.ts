@@ -1,5 +1,9 @@
 import type { Engine } from './engine.ts'
-import { postgresWebhookTriggers, sqliteWebhookTriggers } from './webhook-triggers.ts'
+import {
+  postgresJobEventStatementTriggers,
+  postgresWebhookTriggers,
+  sqliteWebhookTriggers,
+} from './webhook-triggers.ts'
 
 /**
  * Versioned schema migrations, one list for SQLite and PostgreSQL. Opening a database applies every later
@@ -588,5 +592,22 @@ export const MIGRATIONS: readonly Migration[] = [
     // directories written on every job took longer than the rest of the job's intake (docs/performance.md,
     // "Small documents in their row"). Null for other documents, and once a document is purged.
     sql: (t) => `ALTER TABLE documents ADD COLUMN content ${t.blob};`,
+  },
+  {
+    version: 25,
+    name: "print jobs' webhook events written per statement",
+    // docs/performance.md, "Webhook events written per statement". PostgreSQL: a job's events and deliveries
+    // come from statement triggers (webhook-triggers.ts, postgresJobEventStatementTriggers); a delivery's
+    // event is no longer a foreign key, since only these triggers write deliveries, each beside its event,
+    // and the key's check was a query per delivery. Both: webhook_deliveries_due served no claim, and the
+    // pending deliveries' count (backlog) reads webhook_deliveries_pending as well; its upkeep was two index
+    // writes per delivery.
+    sql: () => ({
+      sqlite: 'DROP INDEX webhook_deliveries_due;',
+      postgres: `
+      DROP INDEX webhook_deliveries_due;
+      ALTER TABLE webhook_deliveries DROP CONSTRAINT webhook_deliveries_event_id_fkey;
+      ${postgresJobEventStatementTriggers()}`,
+    }),
   },
 ]

@@ -186,6 +186,49 @@ describe.each(ENGINES)('webhooks on %s', (engine) => {
     expect(await deliveriesOf(paused.endpointId)).toStrictEqual([])
   })
 
+  it('writes the events of jobs changed by one statement, one per job whose status changed', async () => {
+    const reservedOnly = endpoint(['print_job.reserved'])
+    const both = endpoint(['print_job.pending', 'print_job.reserved'])
+    await create(reservedOnly)
+    await create(both)
+    const jobs = [
+      await storeJob(storage(), shop.accountId, shop.printerOf.online),
+      await storeJob(storage(), shop.accountId, shop.printerOf.online),
+      await storeJob(storage(), shop.accountId, shop.printerOf.online),
+    ]
+    const ids = jobs.map((job) => job.print_job_id)
+    await storage().printJobs.apply(ids[0]!, JOB_RULES.reserve, { reserved_at: AT })
+    // One statement: the first job is reserved already, the other two change.
+    await shop.t.db
+      .updateTable('print_jobs')
+      .set({ status: 'reserved' })
+      .where('print_job_id', 'in', ids)
+      .execute()
+    // One statement changing no status.
+    await shop.t.db
+      .updateTable('print_jobs')
+      .set({ waiting_reason: 'paper_out' })
+      .where('print_job_id', 'in', ids)
+      .execute()
+
+    // Within one statement the jobs' order is the engine's: compared as sets.
+    const written = await events()
+    const key = (type: string, id: string) => `${type} ${id}`
+    expect(written.map((e) => key(e.type, e.subject_id)).sort()).toStrictEqual(
+      [
+        ...ids.map((id) => key('print_job.pending', id)),
+        ...ids.map((id) => key('print_job.reserved', id)),
+      ].sort(),
+    )
+    const reserved = written.filter((e) => e.type === 'print_job.reserved').map((e) => e.event_id)
+    expect((await deliveriesOf(reservedOnly.endpointId)).map((d) => d.event_id).sort()).toStrictEqual(
+      [...reserved].sort(),
+    )
+    expect((await deliveriesOf(both.endpointId)).map((d) => d.event_id).sort()).toStrictEqual(
+      written.map((e) => e.event_id).sort(),
+    )
+  })
+
   it('writes nothing for an account without endpoints', async () => {
     const other = (await storage().accounts.create('Other')).account_id
     await create(endpoint(['print_job.pending']), other)

@@ -10,7 +10,7 @@ import {
   type RetrySchedule,
   STANDARD_RETRY_SCHEDULE,
 } from './retry-schedule.ts'
-import type { WebhookSecretBox } from './secret-box.ts'
+import { rememberingOpen, type WebhookSecretBox } from './secret-box.ts'
 import { signDelivery } from './signing.ts'
 import { WebhookConnections } from './webhook-connections.ts'
 
@@ -103,6 +103,8 @@ export class DeliveryWorker {
   #stopped = true
   /** Bodies being rendered, by event: an event's deliveries to several endpoints share one. */
   readonly #rendering = new Map<string, Promise<string>>()
+  /** The endpoints' signing secrets, opened once each (secret-box.ts). */
+  readonly #openSecret: (sealed: string, endpointId: string) => string
   /** Kept connections to the endpoints, for this worker's attempts (webhook-connections.ts). */
   #connections: WebhookConnections | undefined
   /**
@@ -116,6 +118,7 @@ export class DeliveryWorker {
     this.#o = { ...DEFAULTS, schedule: STANDARD_RETRY_SCHEDULE, ...options }
     this.#now = options.now ?? Date.now
     this.#random = options.random ?? Math.random
+    this.#openSecret = rememberingOpen(options.secretBox)
   }
 
   /** The kept connections, made at start (again after a stop). */
@@ -271,7 +274,7 @@ export class DeliveryWorker {
   ): Promise<{ result: WebhookPostResult; attemptedAtMs: number; durationMs: number }> {
     let secrets: string[]
     try {
-      secrets = claim.sealedSecrets.map((sealed) => this.#o.secretBox.open(sealed, claim.endpointId))
+      secrets = claim.sealedSecrets.map((sealed) => this.#openSecret(sealed, claim.endpointId))
     } catch {
       const error =
         'not sent: the signing secret could not be opened (WEBHOOK_SECRET_KEY differs between nodes?)'

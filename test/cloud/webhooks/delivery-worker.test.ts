@@ -168,6 +168,24 @@ describe('DeliveryWorker, against a real HTTPS receiver on 127.0.0.1', () => {
     expect(String(received[0]?.headers['webhook-signature']).split(' ')).toHaveLength(2)
   })
 
+  it("opens an endpoint's sealed secrets once for all its deliveries", async () => {
+    webhooks = new FakeWebhooks()
+    const opened: string[] = []
+    const counting = {
+      seal: box.seal,
+      open: (sealed: string, endpointId: string) => {
+        opened.push(endpointId)
+        return box.open(sealed, endpointId)
+      },
+    }
+    const endpointId = endpoint('https://hooks.example.com/ok', [secret, previousSecret])
+    const ids = [1, 2, 3].map(() => webhooks.addDelivery(endpointId))
+    start({ secretBox: counting })
+    for (const id of ids) await settled(id)
+    expect(received.map((r) => r.verifiedWith)).toStrictEqual(ids.map(() => [secret, previousSecret]))
+    expect(opened).toStrictEqual([endpointId, endpointId])
+  })
+
   it('renders and keeps the body once for one event claimed for several endpoints together', async () => {
     webhooks = new FakeWebhooks()
     const eventId = '10000000-0000-4000-8000-0000000000aa'

@@ -24,7 +24,8 @@ import { formatSummary, type Summary, summarize } from './stats.ts'
  * cloud dispatches when it delivers nothing), then with every account's endpoint taking its jobs' status
  * events (`pending`, `reserved`, `printed`: the simulated hubs report no `printing`), delivered by the same
  * nodes to a receiver on 127.0.0.1 that verifies each signature (receiver.ts): as fast as the cluster takes
- * jobs, then at steady rates. Deliveries keep up with a load when the events of its last jobs arrive as soon
+ * jobs, then at steady rates: a share of the rate it took as fast (BENCH_BESIDE_SUSTAINED_SHARE), then fixed
+ * ones. Deliveries keep up with a load when the events of its last jobs arrive as soon
  * after their change as those of its first.
  */
 const env = process.env
@@ -33,6 +34,11 @@ const JOBS = Number(env.BENCH_BESIDE_JOBS ?? 6000)
 /** Steady loads, jobs a second, each for PACED_SECONDS, after the phases as fast as the cluster takes jobs. */
 const RATES = (env.BENCH_BESIDE_RATES ?? '400,600').split(',').filter(Boolean).map(Number)
 const PACED_SECONDS = Number(env.BENCH_BESIDE_PACED_SECONDS ?? 10)
+/**
+ * Then a steady load of this share of the rate the phase as fast as taken dispatched, with every endpoint: the
+ * throughput the cloud sustains while it delivers, whatever the machine's speed that day (0: none).
+ */
+const SUSTAINED_SHARE = Number(env.BENCH_BESIDE_SUSTAINED_SHARE ?? 0.9)
 const ACCOUNTS = Number(env.BENCH_BESIDE_ACCOUNTS ?? 100)
 const NODES = (env.BENCH_BESIDE_NODES ?? '1,2').split(',').map(Number)
 /** Print what PostgreSQL spent its time on while the endpoints' jobs ran (pg_stat_statements; BENCH_PG_STATEMENTS_TOP statements, 12 unless set). */
@@ -69,6 +75,8 @@ interface Deliveries {
   /** The lag of the deliveries of the first and of the last tenth of the events, by their time. */
   firstTenthLag: Summary
   lastTenthLag: Summary
+  /** p50 of each tenth of the events, in order: a lag that only grows is a backlog. */
+  tenthsP50: number[]
 }
 
 interface Phase {
@@ -113,6 +121,7 @@ export async function benchWebhooksBesideDispatch(): Promise<void> {
         `      change → delivery, every event:      ${formatSummary(w.lag, 0)}`,
         `      change → delivery, first 10 % of events: ${formatSummary(w.firstTenthLag, 0)}`,
         `      change → delivery, last 10 % of events:  ${formatSummary(w.lastTenthLag, 0)}`,
+        `      change → delivery, p50 of each tenth of the events: ${w.tenthsP50.map((ms) => ms.toFixed(0)).join(', ')} ms`,
       )
     }
   }
@@ -240,7 +249,18 @@ async function run(nodeCount: number): Promise<Run> {
       )
     }
     const phases = [baseline]
-    phases.push(await phase('every endpoint, as fast as taken', JOBS))
+    const asFast = await phase('every endpoint, as fast as taken', JOBS)
+    phases.push(asFast)
+    if (SUSTAINED_SHARE > 0) {
+      const rate = Math.round(asFast.dispatch.dispatchedPerSecond * SUSTAINED_SHARE)
+      phases.push(
+        await phase(
+          `every endpoint, ${rate} jobs/s (${(SUSTAINED_SHARE * 100).toFixed(0)} % of as fast as taken)`,
+          rate * PACED_SECONDS,
+          rate,
+        ),
+      )
+    }
     for (const rate of RATES)
       phases.push(await phase(`every endpoint, ${rate} jobs/s`, rate * PACED_SECONDS, rate))
     return { nodes: nodeCount, phases, failedAttempts: await database.failedWebhookAttempts() }
@@ -297,5 +317,6 @@ function delivered(received: ReceivedDelivery[], written: number, startedAt: num
     lag: lagOf(deliveries),
     firstTenthLag: lagOf(deliveries.slice(0, tenth)),
     lastTenthLag: lagOf(deliveries.slice(-tenth)),
+    tenthsP50: Array.from({ length: 10 }, (_, i) => lagOf(deliveries.slice(i * tenth, (i + 1) * tenth)).p50),
   }
 }

@@ -31,6 +31,9 @@ class Progress {
   }
 }
 
+/** How much longer than planned a cut of the API link or the cloud may last while no create has met it. */
+const OUTAGE_EXTENSION_MS = 10_000
+
 /** A create request's body: the receipt as Base64 raw ESC/POS. */
 const receiptBody = (printerId: string, payload: Buffer) => ({
   printer_id: printerId,
@@ -232,6 +235,17 @@ export async function runFaultAndRace(
     }
 
     const done: FaultCounts = { hubKills: 0, cloudKills: 0, brokerCuts: 0, apiCuts: 0 }
+    /**
+     * A cut of the API link or the cloud is over once a create has met it (and gone to the hub's LAN API), while
+     * creates are still being made, or at most OUTAGE_EXTENSION_MS after its planned end: with the submitters
+     * waiting on a full queue for the whole planned outage, a CI run once had three outages and no create in
+     * any of them.
+     */
+    const untilACreateMet = async (lanCreatesBefore: number) => {
+      const until = Date.now() + OUTAGE_EXTENSION_MS
+      while (submitting && client.figures.lanCreates === lanCreatesBefore && Date.now() < until)
+        await sleep(25)
+    }
     const injectFaults = () =>
       injectEach().catch((error: unknown) => {
         fatal = error
@@ -253,9 +267,11 @@ export async function runFaultAndRace(
           await sleep(fault.outageMs)
           hub = await startHubProcess({ cloudUrl: cloud.url, dataDir: hubDir, printers: uris, env: hubEnv })
         } else if (fault.kind === 'cloud-kill') {
+          const lanCreatesBefore = client.figures.lanCreates
           await cloud.kill()
           done.cloudKills++
           await sleep(fault.outageMs)
+          await untilACreateMet(lanCreatesBefore)
           cloud = await startCloudProcess({
             dataDir: cloud.dataDir,
             port: cloud.port,
@@ -264,11 +280,13 @@ export async function runFaultAndRace(
           })
         } else {
           const link = fault.kind === 'broker-cut' ? broker : apiLink
+          const lanCreatesBefore = client.figures.lanCreates
           link.setDown(true)
           link.cutAll()
           if (fault.kind === 'broker-cut') done.brokerCuts++
           else done.apiCuts++
           await sleep(fault.outageMs)
+          if (fault.kind === 'api-cut') await untilACreateMet(lanCreatesBefore)
           link.setDown(false)
         }
       }

@@ -596,12 +596,12 @@ export const MIGRATIONS: readonly Migration[] = [
   {
     version: 25,
     name: "print jobs' webhook events written per statement",
-    // docs/performance.md, "Webhook events written per statement". PostgreSQL: a job's events and deliveries
-    // come from statement triggers (webhook-triggers.ts, postgresJobEventStatementTriggers); a delivery's
-    // event is no longer a foreign key, since only these triggers write deliveries, each beside its event,
-    // and the key's check was a query per delivery. Both: webhook_deliveries_due served no claim, and the
-    // pending deliveries' count (backlog) reads webhook_deliveries_pending as well; its upkeep was two index
-    // writes per delivery.
+    // docs/performance.md, "Webhook deliveries" (a job's events written per statement). PostgreSQL: a job's
+    // events and deliveries come from statement triggers (webhook-triggers.ts,
+    // postgresJobEventStatementTriggers); a delivery's event is no longer a foreign key, since only these
+    // triggers write deliveries, each beside its event, and the key's check was a query per delivery. Both:
+    // webhook_deliveries_due served no claim, and the pending deliveries' count (backlog) reads
+    // webhook_deliveries_pending as well; its upkeep was two index writes per delivery.
     sql: () => ({
       sqlite: 'DROP INDEX webhook_deliveries_due;',
       postgres: `

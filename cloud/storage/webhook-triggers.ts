@@ -199,10 +199,11 @@ ${pgFunction(
  * Migration 25, PostgreSQL: a print job's events and their deliveries are written once per statement, from
  * its transition tables, not by a trigger per row and a second per event. The lifecycle's UPDATEs and the
  * intake's INSERTs carry a dozen jobs each under load, and per-row triggers cost as much as the jobs' own row
- * writes: 110 against 93 µs of PostgreSQL's CPU per job with no endpoint, 225 against 168 µs with one
- * endpoint taking each status (docs/performance.md, "Webhook events written per statement"). A statement
- * whose jobs' accounts subscribe to none of their statuses stops at the first query. Events of printers and
- * hubs keep their per-row triggers, and get their deliveries from webhook_event_deliveries as before.
+ * writes: 108 against 92 µs of PostgreSQL's CPU per job with no endpoint, 223 against 177 µs with one
+ * endpoint taking each status (test/bench/job-event-triggers.ts; docs/performance.md, "Webhook deliveries").
+ * A statement whose jobs' accounts subscribe to none of their statuses stops at the first query. Events of
+ * printers and hubs keep their per-row triggers, and get their deliveries from webhook_event_deliveries as
+ * before.
  */
 export function postgresJobEventStatementTriggers(): string {
   const jobType = "'print_job.' || c.status"

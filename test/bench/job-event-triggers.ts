@@ -18,8 +18,8 @@ interface Case {
 }
 
 /**
- * What a print job's webhook events cost PostgreSQL (docs/performance.md, "Webhook events written per
- * statement"): the CPU of the database's backend per job for the job's three row writes (the insert, then
+ * What a print job's webhook events cost PostgreSQL (docs/performance.md, "Webhook deliveries": a job's
+ * events written per statement): the CPU of the database's backend per job for the job's three row writes (the insert, then
  * `reserved` and `printed`, each statement a transaction), with the triggers of migration 24 (per row) and of
  * the newest schema (per statement), for an account with no endpoint and with one endpoint taking the three
  * statuses, at 12 and at 1 job per statement. Each case runs on a fresh database, the cases alternating,

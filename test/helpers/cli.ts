@@ -66,11 +66,16 @@ export function spawnCli(script: string, args: string[], env: Record<string, str
 const LOG_LINE_WAIT_MS = 60_000
 /** The lines a failed wait shows. */
 const LOG_LINE_TAIL = 15
+/** How much of stderr a failed wait keeps to show. */
+const STDERR_KEPT_CHARS = 8_000
+/** How long a failed wait reads a process's pipes after it exited, for its last words. */
+const EXIT_DRAIN_MS = 500
 
 /**
  * Resolves with the first stdout JSON line for which `match` holds. Rejects when the process exits first, or
- * when no line matched within `withinMs`; either error shows the last stdout lines the process wrote meanwhile, so
- * that a test that failed on a busy machine says what the process was doing.
+ * when no line matched within `withinMs`; either error shows the last stdout and stderr lines the process wrote
+ * meanwhile, so that a test that failed on a busy machine says what the process was doing (a CLI's own errors,
+ * such as a port in use, go to stderr).
  */
 export function waitForLogLine(
   child: ChildProcess,
@@ -80,17 +85,32 @@ export function waitForLogLine(
   return new Promise<Record<string, unknown>>((resolve, reject) => {
     let buffered = ''
     const tail: string[] = []
+    let stderr = ''
+    let settled = false
     const fail = (why: string) => {
+      if (settled) return
       end()
       const lines = tail.length > 0 ? tail.map((line) => `  ${line}`).join('\n') : '  (none)'
-      reject(new Error(`${why} before a matching log line; its last lines:\n${lines}`))
+      const errors = stderr.trimEnd().split('\n').slice(-LOG_LINE_TAIL)
+      const stderrLines =
+        stderr.length > 0 ? `\nand on stderr:\n${errors.map((line) => `  ${line}`).join('\n')}` : ''
+      reject(new Error(`${why} before a matching log line; its last lines:\n${lines}${stderrLines}`))
     }
-    const onExit = (code: number | null, signal: NodeJS.Signals | null) =>
-      fail(`the process exited with ${code ?? signal}`)
+    const onExit = (code: number | null, signal: NodeJS.Signals | null) => {
+      const why = `the process exited with ${code ?? signal}`
+      // What it wrote last may still be in the pipes: read them to their end (or for a moment) first.
+      const drained = setTimeout(() => fail(why), EXIT_DRAIN_MS)
+      child.once('close', () => {
+        clearTimeout(drained)
+        fail(why)
+      })
+    }
     const timer = setTimeout(() => fail(`${withinMs / 1000} s passed`), withinMs)
     const end = () => {
+      settled = true
       clearTimeout(timer)
       child.stdout?.off('data', onData)
+      child.stderr?.off('data', onStderr)
       child.off('exit', onExit)
     }
     const keep = (line: string) => {
@@ -115,7 +135,11 @@ export function waitForLogLine(
         }
       }
     }
+    const onStderr = (chunk: Buffer) => {
+      stderr = (stderr + chunk.toString('utf8')).slice(-STDERR_KEPT_CHARS)
+    }
     child.stdout?.on('data', onData)
+    child.stderr?.on('data', onStderr)
     child.once('exit', onExit)
   })
 }

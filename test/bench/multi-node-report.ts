@@ -48,6 +48,36 @@ export interface Figures {
   warnings: string
 }
 
+/** The cloud's processes' CPU over the jobs, per job dispatched: ms. */
+export function cloudMsPerJob(dispatch: Dispatch & { cpu: CpuFigure }): number {
+  const percent = dispatch.cpu.cloud.reduce((sum, share) => sum + share.percent, 0)
+  return (percent / 100 / dispatch.dispatchedPerSecond) * 1000
+}
+
+/** The floor setup's figures (multi-node.ts, `floor`), and the cluster's CPU per job over them. */
+export function formatFloor(
+  floor: { fast: FloorDispatch; paced?: FloorDispatch; rows: number; printed: number },
+  cluster: Figures | undefined,
+): string[] {
+  const clusterMs = cluster ? cloudMsPerJob(cluster.dispatch) : undefined
+  const phase = (label: string, dispatch: FloorDispatch) => {
+    const ms = cloudMsPerJob(dispatch)
+    return [
+      `   ${label}: jobs created / dispatched per second ${dispatch.createdPerSecond.toFixed(0)} / ${dispatch.dispatchedPerSecond.toFixed(0)}; offers ${dispatch.offers}, failed requests ${dispatch.failed}`,
+      `     created_at → offer at the hub: ${formatSummary(dispatch.latency, 0)}`,
+      `     CPU: cloud ${formatCpu(dispatch.cpu.cloud)}; load ${formatCpu(dispatch.cpu.load)}`,
+      `     CPU per job: ${ms.toFixed(2)} ms${clusterMs ? `; the cluster's ${clusterMs.toFixed(2)} ms is ${(clusterMs / ms).toFixed(2)}× this` : ''}`,
+    ]
+  }
+  return [
+    'e. d. at the floor: two job-floor-node.ts processes in place of the cluster nodes (a job: a row, three messages)',
+    ...phase('as fast as taken', floor.fast),
+    ...(floor.paced ? phase("at the cluster's rate", floor.paced) : []),
+    `   rows written ${floor.rows}, of which printed ${floor.printed}`,
+  ]
+}
+type FloorDispatch = Dispatch & { cpu: CpuFigure }
+
 /** How the run was set up, for the report's heading. */
 export interface RunSettings {
   hubs: number
@@ -166,6 +196,11 @@ export function formatReport(settings: RunSettings, embedded?: Figures, cluster?
     ...each((f) => `created_at → offer at the hub: ${formatSummary(f.dispatch.latency, 0)}`),
     '   CPU from the first job request to the last offer, % of one core',
     ...cpu((f) => f.dispatch.cpu),
+    row([
+      '   cloud CPU per job',
+      (f) => `${cloudMsPerJob(f.dispatch).toFixed(2)} ms`,
+      (f) => cloudMsPerJob(f.dispatch),
+    ]),
     '   why hubs could not reconnect',
     ...each((f) => f.reconnect.reasons || 'nothing'),
     '  cloud warnings and errors over the run (count x message):',

@@ -1,5 +1,7 @@
 import { execFileSync } from 'node:child_process'
-import { readdirSync } from 'node:fs'
+import { readdirSync, writeFileSync } from 'node:fs'
+import path from 'node:path'
+import pg from 'pg'
 import { hubKeepaliveSeconds } from '../../hub/session/mqtt-session.ts'
 import type { HubPrinter } from '../../protocol/hub-messages.ts'
 import { printerIdFor } from '../../protocol/printer-id.ts'
@@ -16,7 +18,13 @@ import { createJobs, type JobTarget } from './multi-node-dispatch.ts'
 import { type Fleet, startFleet, wallNow } from './multi-node-fleet.ts'
 import type { WorkerHub } from './multi-node-hub-worker.ts'
 import { type BenchAccount, createAccounts, enrollHubs } from './multi-node-provision.ts'
-import { type CpuFigure, type Figures, formatReport, type RunSettings } from './multi-node-report.ts'
+import {
+  type CpuFigure,
+  type Figures,
+  formatFloor,
+  formatReport,
+  type RunSettings,
+} from './multi-node-report.ts'
 import { STATEMENT_STATISTICS, type StatementStatistics, statementStatistics } from './pg-statements.ts'
 import { type MeasuredProcess, measureCpu } from './process-cpu.ts'
 import { summarize } from './stats.ts'
@@ -38,7 +46,9 @@ import { summarize } from './stats.ts'
  *      the broker waited for CPU;
  *   d. jobs dispatched per second to many connected hubs: POST /api/v1/print-jobs (one uploaded document,
  *      printers of every hub in turn, the two nodes in turn) → the job's offer received by its hub; the rate
- *      is jobs over the time from the first request sent to the last offer received.
+ *      is jobs over the time from the first request sent to the last offer received;
+ *   e. d. again with job-floor-node.ts in place of the cluster's nodes: the same PostgreSQL, Mosquitto, hubs and
+ *      requests, with each job only a row and three messages, and the cluster's CPU per job over the floor's.
  */
 const env = process.env
 const HUBS = Number(env.BENCH_MULTI_NODE_HUBS ?? 19_500)
@@ -68,8 +78,11 @@ const KEEPALIVE_SECONDS = 30
 const HISTORY_PER_PRINTER = Number(env.BENCH_MULTI_NODE_HISTORY_PER_PRINTER ?? 10)
 /** Print what PostgreSQL spent its time on while the cluster's jobs were created (pg_stat_statements). */
 const PG_STATEMENTS = env.BENCH_PG_STATEMENTS === '1'
-/** Which setups run (`embedded,cluster`); one alone, to study it, leaves the other's column empty. */
-const SETUPS = (env.BENCH_MULTI_NODE_SETUPS ?? 'embedded,cluster').split(',')
+/**
+ * Which setups run (`embedded,cluster,floor`); one alone, to study it, leaves the other's column empty. The
+ * floor only creates jobs (d.), for the cluster's CPU per job over it.
+ */
+const SETUPS = (env.BENCH_MULTI_NODE_SETUPS ?? 'embedded,cluster,floor').split(',')
 
 export const PRINTER: HubPrinter = {
   key: 'receipt',
@@ -116,6 +129,34 @@ const loadOf = (fleet: Fleet): MeasuredProcess[] => [
   { name: 'simulated hubs', pids: fleet.pids() },
   { name: 'benchmark', pids: [process.pid] },
 ]
+
+/** The cluster's processes (or the floor's: the same but for its nodes), and the load on them. */
+const clusterProcesses = (
+  nodeName: string,
+  nodes: CloudProcess[],
+  mosquittoPid: () => number,
+  postgresPid: number,
+  fleet: Fleet,
+): Processes => ({
+  cloud: () => [
+    ...nodes.map((n, i) => ({ name: `${nodeName} ${'ab'[i]}`, pids: [n.process.pid!] })),
+    { name: 'mosquitto', pids: [mosquittoPid()] },
+    { name: 'postgresql', pids: [postgresPid], withChildren: true },
+  ],
+  load: loadOf(fleet),
+})
+
+/** The simulated hubs of the cluster and the floor, on their Mosquitto. */
+const fleetOn = (mqttUrl: string, hubs: BenchHub[]) =>
+  startFleet({
+    mqttUrl,
+    keepaliveSeconds: KEEPALIVE_SECONDS,
+    hubs: logins(hubs),
+    printer: PRINTER,
+    perWorker: PER_WORKER,
+    startsPerSecond: CONNECTS_PER_SECOND,
+    stateEveryMs: STATE_EVERY_MS,
+  })
 
 function measurePhase(processes: Processes): () => CpuFigure {
   const [cloud, load] = [measureCpu(processes.cloud()), measureCpu(processes.load)]
@@ -369,24 +410,9 @@ async function multiNode(): Promise<Figures> {
     const nodes = await Promise.all([node('bench-node-a'), node('bench-node-b')])
     clouds.push(...nodes)
     const startedAt = wallNow()
-    fleet = await startFleet({
-      mqttUrl: mosquitto.url,
-      keepaliveSeconds: KEEPALIVE_SECONDS,
-      hubs: logins(hubs),
-      printer: PRINTER,
-      perWorker: PER_WORKER,
-      startsPerSecond: CONNECTS_PER_SECOND,
-      stateEveryMs: STATE_EVERY_MS,
-    })
+    fleet = await fleetOn(mosquitto.url, hubs)
     progress('cluster: connecting the hubs')
-    const processes: Processes = {
-      cloud: () => [
-        ...nodes.map((n, i) => ({ name: `cloud node ${'ab'[i]}`, pids: [n.process.pid!] })),
-        { name: 'mosquitto', pids: [mosquitto.pid()] },
-        { name: 'postgresql', pids: [postgres.pid], withChildren: true },
-      ],
-      load: loadOf(fleet),
-    }
+    const processes = clusterProcesses('cloud node', nodes, mosquitto.pid, postgres.pid, fleet)
     const connect = await connectAll(fleet, database, startedAt, processes, statements)
     const rss = [
       ...nodes.map((n, i) => ({ name: `cloud node ${'ab'[i]}`, mb: rssOf(n.process.pid!) })),
@@ -432,6 +458,104 @@ async function multiNode(): Promise<Figures> {
   }
 }
 
+/** What the floor setup measured: its jobs, as d. of the others. */
+export interface FloorFigures {
+  /** As fast as the floor takes them. */
+  fast: Figures['dispatch']
+  /** At the cluster's rate, when the cluster ran before. */
+  paced?: Figures['dispatch']
+  /** Rows the floor nodes wrote, and of those marked printed by the hubs' reports (by the end of the wait). */
+  rows: number
+  printed: number
+}
+
+/**
+ * e. d. at the floor of its work: the cluster's PostgreSQL, Mosquitto and simulated hubs, with two processes of
+ * job-floor-node.ts in place of the cloud nodes (what they leave out: its comment). The cloud's CPU per job over
+ * this is the cost of everything a job is besides its row writes and its messages. With `perSecond` (the
+ * cluster's rate in the same run) the jobs are paced at it: as fast as they go, the floor takes three times as
+ * many a second, and its statements and messages batch more than the cluster's could.
+ */
+async function floor(perSecond?: number): Promise<FloorFigures> {
+  const shared = tempDir('bench-floor-')
+  const postgres = await startPostgres()
+  const stops: (() => Promise<void>)[] = [() => postgres.stop()]
+  let fleet: Fleet | undefined
+  const nodes: CloudProcess[] = []
+  try {
+    const databaseUrl = await postgres.createDatabase()
+    const database = await openBenchDatabase({ dataDir: shared.path, databaseUrl })
+    stops.push(() => database.close())
+    const client = new pg.Client({ connectionString: databaseUrl })
+    await client.connect()
+    stops.push(() => client.end())
+    await client.query(`CREATE TABLE floor_jobs (id uuid PRIMARY KEY, printer_id uuid NOT NULL,
+      document_id uuid NOT NULL, status text NOT NULL, created_at timestamptz NOT NULL, updated_at timestamptz)`)
+    await client.query('CREATE INDEX floor_jobs_printer ON floor_jobs (printer_id, created_at)')
+    progress(`floor: enrolling ${HUBS} hubs`)
+    const accounts = await createAccounts(database.storage, ACCOUNTS)
+    const hubs = await enrollHubs(database.storage, accounts, HUBS, 8)
+    const agentsFile = path.join(shared.path, 'agents.json')
+    writeFileSync(agentsFile, JSON.stringify(hubs.map((hub) => hub.agentId)))
+    progress('floor: starting Mosquitto and two floor nodes')
+    const mosquitto = await startBenchMosquitto(logins(hubs))
+    stops.push(() => mosquitto.stop())
+    const node = (clientId: string) =>
+      startCloudProcess({
+        script: 'test/bench/job-floor-node.ts',
+        dataDir: shared.path,
+        env: {
+          ...CLOUD_ENV,
+          DATABASE_URL: databaseUrl,
+          MQTT_URL: mosquitto.url,
+          MQTT_ADMIN_PASSWORD_FILE: mosquitto.passwordFile,
+          MQTT_CLIENT_ID: clientId,
+          FLOOR_AGENTS_FILE: agentsFile,
+          FLOOR_PRINTER_KEY: PRINTER.key,
+        },
+      })
+    nodes.push(...(await Promise.all([node('bench-floor-a'), node('bench-floor-b')])))
+    fleet = await fleetOn(mosquitto.url, hubs)
+    progress('floor: connecting the hubs')
+    await fleet.until((s) => s.connected === HUBS, (HUBS / CONNECTS_PER_SECOND) * 1000 + 60_000)
+    const processes = clusterProcesses('floor node', nodes, mosquitto.pid, postgres.pid, fleet)
+    const targets = hubs.map((hub) => ({
+      printerId: printerIdFor(hub.agentId, PRINTER.key),
+      account: hub.account,
+    }))
+    const urls = nodes.map((n) => n.url)
+    const started = fleet
+    const jobs = (pace?: number) =>
+      createJobs(started, urls, targets, JOBS, IN_FLIGHT, () => measurePhase(processes), pace)
+    progress(`floor: creating ${JOBS} jobs as fast as they are taken`)
+    const fast = await jobs()
+    let paced: FloorFigures['paced']
+    if (perSecond) {
+      // createJobs takes the offers of jobs created from a second before its start as its own.
+      await sleep(2000)
+      progress(`floor: creating ${JOBS} jobs at ${perSecond.toFixed(0)} a second`)
+      paced = await jobs(perSecond)
+    }
+    const count = async (status?: string) => {
+      const { rows } = await client.query<{ n: string }>(
+        'SELECT count(*) AS n FROM floor_jobs WHERE $1::text IS NULL OR status = $1',
+        [status ?? null],
+      )
+      return Number(rows[0]!.n)
+    }
+    const expected = paced ? 2 * JOBS : JOBS
+    const deadline = Date.now() + 30_000
+    while ((await count('printed')) < expected && Date.now() < deadline) await sleep(200)
+    return { fast, paced, rows: await count(), printed: await count('printed') }
+  } finally {
+    await fleet?.stop()
+    await stopGracefully(nodes)
+    await stopAll()
+    for (const stop of stops.reverse()) await stop().catch(() => {})
+    shared.remove()
+  }
+}
+
 export async function benchMultiNode(): Promise<void> {
   const limit = raiseOpenFileLimit()
   if (limit < HUBS + 200)
@@ -440,6 +564,7 @@ export async function benchMultiNode(): Promise<void> {
     )
   const e = SETUPS.includes('embedded') ? await embedded() : undefined
   const m = SETUPS.includes('cluster') ? await multiNode() : undefined
+  const f = SETUPS.includes('floor') ? await floor(m?.dispatch.dispatchedPerSecond) : undefined
   const settings: RunSettings = {
     hubs: HUBS,
     workers: Math.ceil(HUBS / PER_WORKER),
@@ -454,4 +579,5 @@ export async function benchMultiNode(): Promise<void> {
     cloudCatchUpSeconds: CLOUD_CATCH_UP_MS / 1000,
   }
   for (const line of formatReport(settings, e, m)) console.log(line)
+  if (f) for (const line of formatFloor(f, m)) console.log(line)
 }

@@ -1,7 +1,7 @@
 import type { ExpressionBuilder, Kysely } from 'kysely'
 import type { Document } from '../../protocol/document.ts'
 import { TERMINAL_PRINT_JOB_STATUSES } from '../../protocol/enums.ts'
-import { batchedLookup } from './batched.ts'
+import { batchedLookup, batchedOn } from './batched.ts'
 import { affected, inTransaction, type Sql } from './engine.ts'
 import type { Database } from './schema.ts'
 
@@ -54,6 +54,18 @@ export function isDocumentPurgedError(error: unknown): boolean {
 }
 
 const FINISHED = [...TERMINAL_PRINT_JOB_STATUSES]
+/** Code-unit order, the same on every node (Array.prototype.sort is stable: equal texts keep their order). */
+const compareText = (a: string, b: string) => (a < b ? -1 : a > b ? 1 : 0)
+
+/** Documents per transaction at most. */
+const MAX_DOCUMENT_BATCH = 128
+
+interface DocumentInsert {
+  accountId: string
+  document: Document
+  quotaBytes: number
+  content: Buffer | undefined
+}
 
 export function createDocumentRepository(sql: Sql): DocumentRepository {
   const { db } = sql
@@ -121,43 +133,66 @@ export function createDocumentRepository(sql: Sql): DocumentRepository {
           ),
       ),
     )
-  return {
-    insertWithinQuota: (accountId, d, quotaBytes, content) =>
+  /** One document, within a transaction: its account's bytes counted unless past the quota, then its row. */
+  const insertOne = async (
+    tx: Kysely<Database>,
+    { accountId, document: d, quotaBytes, content }: DocumentInsert,
+  ) => {
+    await tx
+      .insertInto('account_storage')
+      .values({ account_id: accountId, retained_bytes: 0 })
+      .onConflict((conflict) => conflict.doNothing())
+      .execute()
+    // The quota check and the count are one conditional UPDATE: two uploads cannot both pass it.
+    const counted = await tx
+      .updateTable('account_storage')
+      .set((eb) => ({ retained_bytes: eb('retained_bytes', '+', d.size_bytes) }))
+      .where('account_id', '=', accountId)
+      .where((eb) => eb(eb('retained_bytes', '+', d.size_bytes), '<=', quotaBytes))
+      .executeTakeFirst()
+    if (affected(counted) !== 1) {
+      // A document kept in its row wrote no file.
+      if (!content) await queueUnnamedBlob(tx, d.sha256, new Date().toISOString())
+      return false
+    }
+    await tx
+      .insertInto('documents')
+      .values({
+        document_id: d.document_id,
+        account_id: accountId,
+        mime_type: d.document_mime_type,
+        format: d.document_format,
+        raw_language: d.document_raw_language,
+        size_bytes: d.size_bytes,
+        sha256: d.sha256,
+        filename: d.filename,
+        created_at: d.created_at,
+        content: content ?? null,
+      })
+      .execute()
+    return true
+  }
+  /**
+   * The documents asked together (batched.ts) in one transaction: on SQLite a commit for many instead of one
+   * each (a create through from-base64 wrote two transactions a job, its document's and its own). Each account's
+   * documents are counted in the order they were asked; the accounts are taken in one order, so that on
+   * PostgreSQL two batches lock their `account_storage` rows in the same order and wait instead of deadlocking.
+   */
+  const insertWithinQuota = batchedOn(
+    sql,
+    (items: readonly DocumentInsert[]) =>
       inTransaction(sql, async ({ db: tx }) => {
-        await tx
-          .insertInto('account_storage')
-          .values({ account_id: accountId, retained_bytes: 0 })
-          .onConflict((conflict) => conflict.doNothing())
-          .execute()
-        // The quota check and the count are one conditional UPDATE: two uploads cannot both pass it.
-        const counted = await tx
-          .updateTable('account_storage')
-          .set((eb) => ({ retained_bytes: eb('retained_bytes', '+', d.size_bytes) }))
-          .where('account_id', '=', accountId)
-          .where((eb) => eb(eb('retained_bytes', '+', d.size_bytes), '<=', quotaBytes))
-          .executeTakeFirst()
-        if (affected(counted) !== 1) {
-          // A document kept in its row wrote no file.
-          if (!content) await queueUnnamedBlob(tx, d.sha256, new Date().toISOString())
-          return false
-        }
-        await tx
-          .insertInto('documents')
-          .values({
-            document_id: d.document_id,
-            account_id: accountId,
-            mime_type: d.document_mime_type,
-            format: d.document_format,
-            raw_language: d.document_raw_language,
-            size_bytes: d.size_bytes,
-            sha256: d.sha256,
-            filename: d.filename,
-            created_at: d.created_at,
-            content: content ?? null,
-          })
-          .execute()
-        return true
+        const answers: boolean[] = new Array(items.length)
+        const order = items.map((_, index) => index)
+        order.sort((a, b) => compareText(items[a]!.accountId, items[b]!.accountId) || a - b)
+        for (const index of order) answers[index] = await insertOne(tx, items[index]!)
+        return answers
       }),
+    { maxBatch: MAX_DOCUMENT_BATCH },
+  )
+  return {
+    insertWithinQuota: (accountId, document, quotaBytes, content) =>
+      insertWithinQuota({ accountId, document, quotaBytes, content }),
     async findById(accountId, documentId) {
       return (await findWithContent(accountId, documentId))?.document
     },
@@ -177,7 +212,10 @@ export function createDocumentRepository(sql: Sql): DocumentRepository {
           .limit(limit)
         if (tx.engine === 'postgres') candidates = candidates.forUpdate().skipLocked()
         let purged = 0
-        for (const document of await candidates.execute()) {
+        // By account: each account's `account_storage` row is locked in the order documents are inserted in
+        // (insertWithinQuota), so that a purge and a batch of inserts wait for each other instead of deadlocking.
+        const byAccount = (await candidates.execute()).sort((a, b) => compareText(a.account_id, b.account_id))
+        for (const document of byAccount) {
           // Checked again in a statement of its own: on PostgreSQL it sees a job committed meanwhile.
           const marked = await tx.db
             .updateTable('documents')

@@ -1,3 +1,4 @@
+import { randomUUID } from 'node:crypto'
 import path from 'node:path'
 import autocannon from 'autocannon'
 import Database from 'better-sqlite3'
@@ -75,6 +76,95 @@ async function minimalServer(sample: unknown): Promise<{ url: string; close(): P
   return { url: `${url}/jobs`, close: () => app.close() }
 }
 
+/**
+ * The durable part of a create alone: a route that parses the same body and, for each request, writes copies
+ * of `sample`'s document row (with the request's bytes as its content) and job row into the cloud's own
+ * database file, with its schema, indexes and triggers and the cloud's settings (WAL, synchronous NORMAL,
+ * foreign keys), the rows of one event-loop turn in one transaction as the cloud batches them, and answers
+ * 201 once they are committed. No token, no printer or queue check, no log: what is left of a create when
+ * only its two rows are written.
+ */
+async function durableRowsServer(
+  dataDir: string,
+  sample: { id: string; document_id: string },
+): Promise<{ url: string; close(): Promise<void> }> {
+  const db = new Database(path.join(dataDir, DATABASE_FILE))
+  db.pragma('journal_mode = WAL')
+  db.pragma('synchronous = NORMAL')
+  db.pragma('foreign_keys = ON')
+  db.pragma('busy_timeout = 5000')
+  /** INSERT … SELECT of a row of `table` with the `given` columns as parameters, in their order. */
+  const copy = (table: string, key: string, given: string[]) => {
+    const columns = (db.pragma(`table_info(${table})`) as { name: string }[])
+      .map((column) => column.name)
+      .filter((name) => name !== 'seq')
+    const values = columns.map((name) => (given.includes(name) ? `@${name}` : name))
+    return db.prepare(
+      `INSERT INTO ${table} (${columns.join(', ')}) SELECT ${values.join(', ')} FROM ${table} WHERE ${key} = @template`,
+    )
+  }
+  const copyDocument = copy('documents', 'document_id', ['document_id', 'content', 'created_at'])
+  const copyJob = copy('print_jobs', 'print_job_id', ['print_job_id', 'document_id', 'status', 'created_at'])
+  let pending: { documentId: string; jobId: string; content: Buffer; createdAt: string }[] = []
+  let committed: Promise<void> | undefined
+  const commit = db.transaction((rows: typeof pending) => {
+    for (const row of rows) {
+      copyDocument.run({
+        document_id: row.documentId,
+        content: row.content,
+        created_at: row.createdAt,
+        template: sample.document_id,
+      })
+      copyJob.run({
+        print_job_id: row.jobId,
+        document_id: row.documentId,
+        status: 'pending',
+        created_at: row.createdAt,
+        template: sample.id,
+      })
+    }
+  })
+  const write = (row: (typeof pending)[number]) => {
+    pending.push(row)
+    committed ??= new Promise<void>((resolve, reject) =>
+      setImmediate(() => {
+        const rows = pending
+        pending = []
+        committed = undefined
+        try {
+          commit(rows)
+          resolve()
+        } catch (error) {
+          reject(error)
+        }
+      }),
+    )
+    return committed
+  }
+  const app = Fastify({ logger: false })
+  app.post('/jobs', async (request, reply) => {
+    const body = request.body as { printer_id?: string; document_base64: string }
+    const row = {
+      documentId: randomUUID(),
+      jobId: randomUUID(),
+      content: Buffer.from(body.document_base64, 'base64'),
+      createdAt: new Date().toISOString(),
+    }
+    await write(row)
+    return reply
+      .code(201)
+      .send({ ...sample, id: row.jobId, document_id: row.documentId, created_at: row.createdAt })
+  })
+  const url = await app.listen({ host: '127.0.0.1', port: 0 })
+  return {
+    url: `${url}/jobs`,
+    async close() {
+      await app.close()
+      db.close()
+    },
+  }
+}
+
 export async function benchApiCreateJobs(): Promise<void> {
   const cloud = await startTestCloud({
     env: {
@@ -100,26 +190,30 @@ export async function benchApiCreateJobs(): Promise<void> {
     })
   ).json()
   const minimal = await minimalServer(sample)
+  const durable = await durableRowsServer(cloud.dataDir, sample as { id: string; document_id: string })
   const printer = printerOf(cloud.dataDir)
   try {
     console.log(
       `\nfrom-base64 job creation (${DURATION_SECONDS} s per run, ESC/POS payload ${ESCPOS_RECEIPT.length} bytes)`,
     )
     console.log(
-      'connections | jobs/s  | p50 ms | p99 ms | minimal route req/s | p50 | p99 | ratio (api/minimal)',
+      'connections | jobs/s  | p50 ms | p99 ms | minimal route req/s | p50 | p99 | ratio (api/minimal) | two rows alone req/s | ratio (two rows/minimal)',
     )
     for (const connections of CONNECTIONS) {
       const api = await load(`${base}/api/v1/print-jobs/from-base64`, connections, headers, body)
       const bare = await load(minimal.url, connections, {}, body)
-      const ratio = api.rps / bare.rps
+      const rows = await load(durable.url, connections, {}, body)
       console.log(
-        `${String(connections).padStart(11)} | ${api.rps.toFixed(0).padStart(7)} | ${String(api.p50).padStart(6)} | ${String(api.p99).padStart(6)} | ${bare.rps.toFixed(0).padStart(19)} | ${String(bare.p50).padStart(3)} | ${String(bare.p99).padStart(3)} | ${ratio.toFixed(3)}`,
+        `${String(connections).padStart(11)} | ${api.rps.toFixed(0).padStart(7)} | ${String(api.p50).padStart(6)} | ${String(api.p99).padStart(6)} | ${bare.rps.toFixed(0).padStart(19)} | ${String(bare.p50).padStart(3)} | ${String(bare.p99).padStart(3)} | ${(api.rps / bare.rps).toFixed(3).padStart(19)} | ${rows.rps.toFixed(0).padStart(20)} | ${(rows.rps / bare.rps).toFixed(3)}`,
       )
-      if (api.non2xx > 0 || bare.non2xx > 0)
-        console.log(`  warning: ${api.non2xx} api and ${bare.non2xx} minimal requests failed`)
+      if (api.non2xx > 0 || bare.non2xx > 0 || rows.non2xx > 0)
+        console.log(
+          `  warning: ${api.non2xx} api, ${bare.non2xx} minimal and ${rows.non2xx} two-row requests failed`,
+        )
     }
   } finally {
     printer.stop()
+    await durable.close()
     await minimal.close()
     await cloud.close()
   }

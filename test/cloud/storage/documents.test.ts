@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto'
 import type { Kysely } from 'kysely'
-import { afterEach, beforeEach, describe, expect, it } from 'vitest'
+import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest'
 import { isDocumentPurgedError } from '../../../cloud/storage/documents.ts'
 import type { Database } from '../../../cloud/storage/schema.ts'
 import type { Storage } from '../../../cloud/storage/storage.ts'
@@ -99,6 +99,30 @@ describe.each(ENGINES)('document repository on %s: quota and retention', (engine
     )
   const purgeAt = async (now: number) =>
     await storage.documents.purgeUnneeded(iso(now - 24 * HOUR), iso(now), 500)
+
+  it('writes documents asked together in one transaction, each account counted in the order asked', async () => {
+    const other = (await storage.accounts.create('Other')).account_id
+    const transactions = vi.spyOn(db, 'transaction')
+    const asked = [
+      [accountId, document(T0, 600)],
+      [other, document(T0, 900)],
+      [accountId, document(T0, 401)],
+      [accountId, document(T0, 400)],
+      [other, document(T0, 101)],
+    ] as const
+    const answers = await Promise.all(
+      asked.map(([account, d]) => storage.documents.insertWithinQuota(account, d, 1000)),
+    )
+    expect(transactions).toHaveBeenCalledTimes(1)
+    transactions.mockRestore()
+    expect(answers).toEqual([true, true, false, true, false])
+    expect(await storage.documents.retainedBytes(accountId)).toBe(1000)
+    expect(await storage.documents.retainedBytes(other)).toBe(900)
+    const found = await Promise.all(
+      asked.map(([account, d]) => storage.documents.findById(account, d.document_id)),
+    )
+    expect(found.map((d) => d !== undefined)).toEqual([true, true, false, true, false])
+  })
 
   it('counts the bytes of retained documents per account and refuses one beyond the quota', async () => {
     const other = (await storage.accounts.create('Other')).account_id

@@ -184,7 +184,7 @@ export function createDocumentRepository(sql: Sql): DocumentRepository {
       inTransaction(sql, async ({ db: tx }) => {
         const answers: boolean[] = new Array(items.length)
         const order = items.map((_, index) => index)
-        order.sort((a, b) => compareText(items[a]!.accountId, items[b]!.accountId) || a - b)
+        order.sort((a, b) => compareText(items[a]!.accountId, items[b]!.accountId))
         for (const index of order) answers[index] = await insertOne(tx, items[index]!)
         return answers
       }),

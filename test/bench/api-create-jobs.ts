@@ -3,6 +3,7 @@ import path from 'node:path'
 import autocannon from 'autocannon'
 import Database from 'better-sqlite3'
 import Fastify from 'fastify'
+import { batched } from '../../cloud/storage/batched.ts'
 import { DATABASE_FILE } from '../../cloud/storage/storage.ts'
 import { ESCPOS_RECEIPT, startTestCloud } from '../cloud/test-cloud.ts'
 
@@ -80,8 +81,8 @@ async function minimalServer(sample: unknown): Promise<{ url: string; close(): P
  * The durable part of a create alone: a route that parses the same body and, for each request, writes copies
  * of `sample`'s document row (with the request's bytes as its content) and job row into the cloud's own
  * database file, with its schema, indexes and triggers and the cloud's settings (WAL, synchronous NORMAL,
- * foreign keys), the rows of one event-loop turn in one transaction as the cloud batches them, and answers
- * 201 once they are committed. No token, no printer or queue check, no log: what is left of a create when
+ * foreign keys), the rows asked together in one transaction with the cloud's own batching (batched.ts), and
+ * answers 201 once they are committed. No token, no printer or queue check, no log: what is left of a create when
  * only its two rows are written.
  */
 async function durableRowsServer(
@@ -105,9 +106,13 @@ async function durableRowsServer(
   }
   const copyDocument = copy('documents', 'document_id', ['document_id', 'content', 'created_at'])
   const copyJob = copy('print_jobs', 'print_job_id', ['print_job_id', 'document_id', 'status', 'created_at'])
-  let pending: { documentId: string; jobId: string; content: Buffer; createdAt: string }[] = []
-  let committed: Promise<void> | undefined
-  const commit = db.transaction((rows: typeof pending) => {
+  interface Rows {
+    documentId: string
+    jobId: string
+    content: Buffer
+    createdAt: string
+  }
+  const commit = db.transaction((rows: readonly Rows[]) => {
     for (const row of rows) {
       copyDocument.run({
         document_id: row.documentId,
@@ -124,23 +129,14 @@ async function durableRowsServer(
       })
     }
   })
-  const write = (row: (typeof pending)[number]) => {
-    pending.push(row)
-    committed ??= new Promise<void>((resolve, reject) =>
-      setImmediate(() => {
-        const rows = pending
-        pending = []
-        committed = undefined
-        try {
-          commit(rows)
-          resolve()
-        } catch (error) {
-          reject(error)
-        }
-      }),
-    )
-    return committed
-  }
+  // The cloud's own batching (batched.ts): the rows asked together, one transaction.
+  const write = batched<Rows, undefined>(
+    async (rows) => {
+      commit(rows)
+      return rows.map(() => undefined)
+    },
+    { maxBatch: 128 },
+  )
   const app = Fastify({ logger: false })
   app.post('/jobs', async (request, reply) => {
     const body = request.body as { printer_id?: string; document_base64: string }

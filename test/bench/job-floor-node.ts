@@ -5,6 +5,7 @@ import Fastify from 'fastify'
 import mqtt from 'mqtt'
 import pg from 'pg'
 import { SHARE_GROUP } from '../../cloud/broker/mosquitto-config.ts'
+import { batched } from '../../cloud/storage/batched.ts'
 import { hubTopic, PROTOCOL_VERSION, TOPIC_PREFIX } from '../../protocol/hub-messages.ts'
 import { printerIdFor } from '../../protocol/printer-id.ts'
 
@@ -13,10 +14,10 @@ import { printerIdFor } from '../../protocol/printer-id.ts'
  * issue's anchor counts, "one create, a few row writes, three MQTT messages", with the cluster's PostgreSQL
  * and Mosquitto and before the same simulated hubs, in place of a cloud node:
  *   - POST /api/v1/print-jobs: the JSON body parsed, the printer's hub looked up in memory, the job's row
- *     inserted (rows of one event-loop turn in one statement, as the cloud batches them), the offer published
- *     at QoS 1 on the hub's `job-offer` topic, and the job answered 201;
- *   - each `job-ack` and `job-status` from a hub (the cloud's shared subscription): the job's row updated (one
- *     statement per turn and status).
+ *     inserted (the rows asked together in one statement, with the cloud's own batching: batched.ts), the
+ *     offer published at QoS 1 on the hub's `job-offer` topic, and the job answered 201;
+ *   - each `job-ack` and `job-status` from a hub (the cloud's shared subscription): the job's row updated (the
+ *     rows asked together in one statement per status).
  * What the cloud does besides is left out on purpose: the access token and its scopes, the rate limits
  * (Redis), the account's printer, document and queue limit read from the database, the idempotency key, the
  * job's events and webhooks, its expiry, the log. The routes the benchmark calls first (`/oauth/token`,
@@ -32,23 +33,9 @@ for (const agentId of JSON.parse(readFileSync(env.FLOOR_AGENTS_FILE!, 'utf8')) a
 
 const pool = new pg.Pool({ connectionString: env.DATABASE_URL, max: 4 })
 
-/** Items gathered during one event-loop turn, run together after it; each caller waits for its batch. */
-function batcher<T>(run: (items: T[]) => Promise<unknown>): (item: T) => Promise<void> {
-  let items: T[] = []
-  let done: Promise<void> | undefined
-  return (item) => {
-    items.push(item)
-    done ??= new Promise<void>((resolve, reject) =>
-      setImmediate(() => {
-        const batch = items
-        items = []
-        done = undefined
-        run(batch).then(() => resolve(), reject)
-      }),
-    )
-    return done
-  }
-}
+/** Rows per statement at most; statements of a kind at once, as many as the pool has connections. */
+const BATCH = { maxBatch: 128, maxInFlight: 4 }
+const done = <T>(items: readonly T[]) => items.map(() => undefined)
 
 interface JobRow {
   id: string
@@ -57,8 +44,8 @@ interface JobRow {
   createdAt: string
 }
 // Named: each connection prepares a statement once, as the cloud's are (cloud/storage/postgres-prepared.ts).
-const insertJob = batcher<JobRow>((rows) =>
-  pool.query({
+const insertJob = batched<JobRow, undefined>(async (rows) => {
+  await pool.query({
     name: 'floor-insert',
     text: `INSERT INTO floor_jobs (id, printer_id, document_id, status, created_at)
      SELECT id, printer_id, document_id, 'pending', created_at
@@ -69,22 +56,24 @@ const insertJob = batcher<JobRow>((rows) =>
       rows.map((r) => r.documentId),
       rows.map((r) => r.createdAt),
     ],
-  }),
-)
+  })
+  return done(rows)
+}, BATCH)
 /** A status and those it may follow: the hubs' reports of a job reach the nodes in any order. */
 const LATER_THAN: Record<string, string[]> = { reserved: ['pending'], printed: ['pending', 'reserved'] }
-const updates = new Map<string, (id: string) => Promise<void>>()
-function updateJob(id: string, status: string): Promise<void> {
+const updates = new Map<string, (id: string) => Promise<undefined>>()
+function updateJob(id: string, status: string): Promise<undefined> {
   let update = updates.get(status)
   if (!update) {
     const earlier = LATER_THAN[status] ?? []
-    update = batcher<string>((ids) =>
-      pool.query({
+    update = batched<string, undefined>(async (ids) => {
+      await pool.query({
         name: `floor-update-${status}`,
         text: 'UPDATE floor_jobs SET status = $1, updated_at = now() WHERE id = ANY($2::uuid[]) AND status = ANY($3::text[])',
         values: [status, ids, earlier],
-      }),
-    )
+      })
+      return done(ids)
+    }, BATCH)
     updates.set(status, update)
   }
   return update(id)

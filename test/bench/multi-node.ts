@@ -109,6 +109,23 @@ export async function stopGracefully(clouds: CloudProcess[]): Promise<void> {
   await Promise.race([Promise.all(clouds.map((cloud) => cloud.stop())), sleep(10_000)])
 }
 
+/**
+ * Ends what a setup started: its simulated hubs, its nodes (gracefully, then any process still running), then
+ * its peers in the reverse order of `stops`, and its directory.
+ */
+export async function stopSetup(
+  fleet: Fleet | undefined,
+  nodes: CloudProcess[],
+  stops: (() => Promise<void>)[],
+  dir: { remove(): void },
+): Promise<void> {
+  await fleet?.stop()
+  await stopGracefully(nodes)
+  await stopAll()
+  for (const stop of stops.reverse()) await stop().catch(() => {})
+  dir.remove()
+}
+
 /** Progress on stderr, so that a long run shows where it is. */
 const progress = (what: string) => process.stderr.write(`multi-node: ${what}\n`)
 const seconds = (fromMs: number, toMs: number) => (toMs - fromMs) / 1000
@@ -146,7 +163,7 @@ const clusterProcesses = (
   load: loadOf(fleet),
 })
 
-/** The simulated hubs of the cluster and the floor, on their Mosquitto. */
+/** The simulated hubs of a setup, on its broker. */
 const fleetOn = (mqttUrl: string, hubs: BenchHub[]) =>
   startFleet({
     mqttUrl,
@@ -311,15 +328,7 @@ async function embedded(): Promise<Figures> {
     clouds.push(cloud)
     const mqttUrl = `mqtt://127.0.0.1:${cloud.mqttPort}`
     const startedAt = wallNow()
-    fleet = await startFleet({
-      mqttUrl,
-      keepaliveSeconds: KEEPALIVE_SECONDS,
-      hubs: logins(hubs),
-      printer: PRINTER,
-      perWorker: PER_WORKER,
-      startsPerSecond: CONNECTS_PER_SECOND,
-      stateEveryMs: STATE_EVERY_MS,
-    })
+    fleet = await fleetOn(mqttUrl, hubs)
     progress('embedded: connecting the hubs')
     const processes: Processes = {
       cloud: () => [{ name: 'cloud node (with aedes)', pids: [cloud.process.pid!] }],
@@ -450,11 +459,7 @@ async function multiNode(): Promise<Figures> {
     console.log(`cluster node warnings:\n${warnings(clouds)}`)
     throw error
   } finally {
-    await fleet?.stop()
-    await stopGracefully(clouds)
-    await stopAll()
-    for (const stop of stops.reverse()) await stop().catch(() => {})
-    shared.remove()
+    await stopSetup(fleet, clouds, stops, shared)
   }
 }
 
@@ -548,11 +553,7 @@ async function floor(perSecond?: number): Promise<FloorFigures> {
     while ((await count('printed')) < expected && Date.now() < deadline) await sleep(200)
     return { fast, paced, rows: await count(), printed: await count('printed') }
   } finally {
-    await fleet?.stop()
-    await stopGracefully(nodes)
-    await stopAll()
-    for (const stop of stops.reverse()) await stop().catch(() => {})
-    shared.remove()
+    await stopSetup(fleet, nodes, stops, shared)
   }
 }
 

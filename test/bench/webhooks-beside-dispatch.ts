@@ -3,11 +3,11 @@ import path from 'node:path'
 import { newWebhookSecret, webhookSecretBox } from '../../cloud/webhooks/secret-box.ts'
 import type { WebhookEventType } from '../../protocol/webhooks.ts'
 import { type ReceivedDelivery, startWebhookReceiver } from '../cloud/webhooks/receiver.ts'
-import { type CloudProcess, startCloudProcess, stopAll } from '../e2e/harness.ts'
+import { type CloudProcess, startCloudProcess } from '../e2e/harness.ts'
 import { startPostgres } from '../helpers/postgres-server.ts'
 import { startRedisServer } from '../helpers/redis-server.ts'
 import { tempDir } from '../helpers/temp-dir.ts'
-import { CLOUD_ENV, logins, PRINTER, raiseOpenFileLimit, stopGracefully, targets } from './multi-node.ts'
+import { CLOUD_ENV, logins, PRINTER, raiseOpenFileLimit, stopSetup, targets } from './multi-node.ts'
 import { startBenchMosquitto } from './multi-node-broker.ts'
 import { type BenchDatabase, openBenchDatabase } from './multi-node-database.ts'
 import { createJobs, type Dispatch, type JobTarget } from './multi-node-dispatch.ts'
@@ -265,11 +265,7 @@ async function run(nodeCount: number): Promise<Run> {
       phases.push(await phase(`every endpoint, ${rate} jobs/s`, rate * PACED_SECONDS, rate))
     return { nodes: nodeCount, phases, failedAttempts: await database.failedWebhookAttempts() }
   } finally {
-    await fleet?.stop()
-    await stopGracefully(clouds)
-    await stopAll()
-    for (const stop of stops.reverse()) await stop().catch(() => {})
-    shared.remove()
+    await stopSetup(fleet, clouds, stops, shared)
   }
 }
 

@@ -1,4 +1,3 @@
-import { randomUUID } from 'node:crypto'
 import { ApiError } from '../../print-api/api-error.ts'
 import { checkDocumentBytes, type DeclaredDocument } from '../../print-api/documents/document-checks.ts'
 import type { PdfInspector } from '../../print-api/documents/pdf-inspection.ts'
@@ -6,6 +5,7 @@ import type { Document } from '../../protocol/document.ts'
 import { OFFER_CONTENT_MAX_BYTES } from '../../protocol/hub-messages.ts'
 import { type BlobStore, sha256Of } from '../storage/blob-store.ts'
 import type { Storage } from '../storage/storage.ts'
+import { timeOrderedUuid } from '../uuid.ts'
 
 /** Every way in (upload, URL, Base64) ends here: size, type, security inspection, then storage. */
 export interface DocumentIntake {
@@ -67,7 +67,7 @@ export function createDocumentIntake({
         sha256 = await blobs.put(bytes)
       }
       const document: Document = {
-        document_id: randomUUID(),
+        document_id: timeOrderedUuid(),
         document_mime_type: type.mimeType,
         document_format: type.format,
         document_raw_language: type.rawLanguage,

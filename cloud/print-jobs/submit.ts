@@ -1,4 +1,3 @@
-import { randomUUID } from 'node:crypto'
 import { ApiError } from '../../print-api/api-error.ts'
 import { checkPrintRoute, resolveOptions } from '../../print-api/route-check.ts'
 import { type Reference, unknownReferences } from '../../print-api/unknown-references.ts'
@@ -8,6 +7,7 @@ import { isDocumentPurgedError } from '../storage/documents.ts'
 import type { IdempotencyScope } from '../storage/idempotency.ts'
 import type { JobPrinter } from '../storage/printers.ts'
 import type { Storage } from '../storage/storage.ts'
+import { timeOrderedUuid } from '../uuid.ts'
 import type { NewJobListener } from './job-events.ts'
 import { JOB_ENTRY, type JobEntered, JobLifecycle, type JobLog, type NewPrintJob } from './lifecycle.ts'
 
@@ -81,7 +81,7 @@ export function createPrintJobSubmitter(
       const options = resolveOptions(requested)
       checkPrintRoute(printer, document, options)
       const job: NewPrintJob = {
-        print_job_id: randomUUID(),
+        print_job_id: timeOrderedUuid(),
         document_id: document.document_id,
         document_mime_type: document.document_mime_type,
         document_format: document.document_format,

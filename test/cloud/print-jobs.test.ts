@@ -75,6 +75,22 @@ describe('print jobs', () => {
     expect(fetched.json()).toEqual(job)
   })
 
+  it('gives jobs and documents ids of version 7, in the order they were created', async () => {
+    // RFC 9562 §5.7: the version nibble 7 and the variant bits 10; the first 48 bits are the time.
+    const v7 = /^[0-9a-f]{8}-[0-9a-f]{4}-7[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/
+    const jobs = []
+    for (let n = 0; n < 3; n += 1) {
+      const res = await post('/api/v1/print-jobs/from-base64', receipt())
+      expect(res.statusCode).toBe(201)
+      jobs.push(res.json())
+      await new Promise((resolve) => setTimeout(resolve, 2))
+    }
+    for (const ids of [jobs.map((job) => job.print_job_id), jobs.map((job) => job.document_id)]) {
+      for (const id of ids) expect(id).toMatch(v7)
+      expect([...ids].sort()).toEqual(ids)
+    }
+  })
+
   it('keeps the options it was given', async () => {
     const options = {
       copies: 3,

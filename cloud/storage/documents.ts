@@ -4,6 +4,7 @@ import { TERMINAL_PRINT_JOB_STATUSES } from '../../protocol/enums.ts'
 import { batchedLookup, batchedOn } from './batched.ts'
 import { affected, inTransaction, type Sql } from './engine.ts'
 import type { Database } from './schema.ts'
+import { type SlotOf, statementTemplates } from './statement-templates.ts'
 
 /**
  * Documents and their retention. A purged document keeps its row, so that finished jobs still name it, but
@@ -93,14 +94,9 @@ export function createDocumentRepository(sql: Sql): DocumentRepository {
     }
     return { document, content: row.content ?? undefined }
   }
-  const retainedBytes = async (accountId: string, on = db) =>
-    (
-      await on
-        .selectFrom('account_storage')
-        .select('retained_bytes')
-        .where('account_id', '=', accountId)
-        .executeTakeFirst()
-    )?.retained_bytes ?? 0
+  const statements = documentStatements(db)
+  const retainedBytes = async (accountId: string) =>
+    (await statements.retainedBytes(db, '', accountId)).rows[0]?.retained_bytes ?? 0
   /** Queues the blob for deletion unless a retained document names it. */
   const queueUnnamedBlob = async (on: Kysely<Database>, sha256: string, at: string) => {
     const named = await on
@@ -134,42 +130,16 @@ export function createDocumentRepository(sql: Sql): DocumentRepository {
       ),
     )
   /** One document, within a transaction: its account's bytes counted unless past the quota, then its row. */
-  const insertOne = async (
-    tx: Kysely<Database>,
-    { accountId, document: d, quotaBytes, content }: DocumentInsert,
-  ) => {
-    await tx
-      .insertInto('account_storage')
-      .values({ account_id: accountId, retained_bytes: 0 })
-      .onConflict((conflict) => conflict.doNothing())
-      .execute()
+  const insertOne = async (tx: Kysely<Database>, insert: DocumentInsert) => {
+    await statements.ensureStorageRow(tx, '', insert)
     // The quota check and the count are one conditional UPDATE: two uploads cannot both pass it.
-    const counted = await tx
-      .updateTable('account_storage')
-      .set((eb) => ({ retained_bytes: eb('retained_bytes', '+', d.size_bytes) }))
-      .where('account_id', '=', accountId)
-      .where((eb) => eb(eb('retained_bytes', '+', d.size_bytes), '<=', quotaBytes))
-      .executeTakeFirst()
-    if (affected(counted) !== 1) {
+    const counted = await statements.countBytes(tx, '', insert)
+    if (counted.numAffectedRows !== 1n) {
       // A document kept in its row wrote no file.
-      if (!content) await queueUnnamedBlob(tx, d.sha256, new Date().toISOString())
+      if (!insert.content) await queueUnnamedBlob(tx, insert.document.sha256, new Date().toISOString())
       return false
     }
-    await tx
-      .insertInto('documents')
-      .values({
-        document_id: d.document_id,
-        account_id: accountId,
-        mime_type: d.document_mime_type,
-        format: d.document_format,
-        raw_language: d.document_raw_language,
-        size_bytes: d.size_bytes,
-        sha256: d.sha256,
-        filename: d.filename,
-        created_at: d.created_at,
-        content: content ?? null,
-      })
-      .execute()
+    await statements.insertRow(tx, '', insert)
     return true
   }
   /**
@@ -263,5 +233,62 @@ export function createDocumentRepository(sql: Sql): DocumentRepository {
     async blobDeleted(sha256) {
       await db.deleteFrom('blob_deletions').where('sha256', '=', sha256).execute()
     },
+  }
+}
+
+/**
+ * The statements every document's insert runs, built once (statement-templates.ts): built by Kysely per
+ * document they were a fifth of a job's CPU in the cloud (docs/performance.md, "Job creation through the API").
+ */
+function documentStatements(db: Kysely<Database>) {
+  return {
+    retainedBytes: statementTemplates((_: string, slot: SlotOf<string>) =>
+      db
+        .selectFrom('account_storage')
+        .select('retained_bytes')
+        .where(
+          'account_id',
+          '=',
+          slot((accountId) => accountId),
+        ),
+    ),
+    ensureStorageRow: statementTemplates((_: DocumentInsert, slot: SlotOf<DocumentInsert>) =>
+      db
+        .insertInto('account_storage')
+        .values({ account_id: slot((insert) => insert.accountId), retained_bytes: 0 })
+        .onConflict((conflict) => conflict.doNothing()),
+    ),
+    countBytes: statementTemplates((_: DocumentInsert, slot: SlotOf<DocumentInsert>) => {
+      const size = slot((insert) => insert.document.size_bytes)
+      return db
+        .updateTable('account_storage')
+        .set((eb) => ({ retained_bytes: eb('retained_bytes', '+', size) }))
+        .where(
+          'account_id',
+          '=',
+          slot((insert) => insert.accountId),
+        )
+        .where((eb) =>
+          eb(
+            eb('retained_bytes', '+', size),
+            '<=',
+            slot((insert) => insert.quotaBytes),
+          ),
+        )
+    }),
+    insertRow: statementTemplates((_: DocumentInsert, slot: SlotOf<DocumentInsert>) =>
+      db.insertInto('documents').values({
+        document_id: slot((insert) => insert.document.document_id),
+        account_id: slot((insert) => insert.accountId),
+        mime_type: slot((insert) => insert.document.document_mime_type),
+        format: slot((insert) => insert.document.document_format),
+        raw_language: slot((insert) => insert.document.document_raw_language),
+        size_bytes: slot((insert) => insert.document.size_bytes),
+        sha256: slot((insert) => insert.document.sha256),
+        filename: slot((insert) => insert.document.filename),
+        created_at: slot((insert) => insert.document.created_at),
+        content: slot((insert) => insert.content ?? null),
+      }),
+    ),
   }
 }

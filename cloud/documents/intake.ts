@@ -10,6 +10,22 @@ import { timeOrderedUuid } from '../uuid.ts'
 /** Every way in (upload, URL, Base64) ends here: size, type, security inspection, then storage. */
 export interface DocumentIntake {
   ingest(accountId: string, bytes: Buffer, declared: DeclaredDocument): Promise<Document>
+  /**
+   * As ingest, for a document given with its job (from-base64, from-url): one kept in its row (a small RAW
+   * document) comes back checked but not stored, with `storeWithJob`: the job's insert stores it, in its own
+   * transaction (JobCreation.document), and nothing is stored when the job is refused before it.
+   */
+  ingestForJob(
+    accountId: string,
+    bytes: Buffer,
+    declared: DeclaredDocument,
+  ): Promise<{ document: Document; storeWithJob?: DocumentWithJob }>
+}
+
+/** A checked document that its job's insert stores (JobCreation.document). */
+export interface DocumentWithJob {
+  content: Buffer
+  quotaBytes: number
 }
 
 export interface DocumentIntakeOptions {
@@ -21,7 +37,7 @@ export interface DocumentIntakeOptions {
   storageQuotaBytes: number
 }
 
-function quotaExceeded(quotaBytes: number, usedBytes: number, documentBytes: number): ApiError {
+export function quotaExceeded(quotaBytes: number, usedBytes: number, documentBytes: number): ApiError {
   return new ApiError(
     'storage_quota_exceeded',
     `The account's documents would exceed its storage quota of ${quotaBytes} bytes.`,
@@ -40,48 +56,62 @@ export function createDocumentIntake({
     const used = await storage.documents.retainedBytes(accountId)
     if (used + size > storageQuotaBytes) throw quotaExceeded(storageQuotaBytes, used, size)
   }
+  /** The document checked, inspected, and its bytes stored unless they are to be kept in its row (`content`). */
+  const checked = async (accountId: string, bytes: Buffer, declared: DeclaredDocument) => {
+    const type = await checkDocumentBytes(bytes, declared, maxDocumentBytes, () =>
+      checkQuota(accountId, bytes.length),
+    )
+    let sha256: string
+    let content: Buffer | undefined
+    if (type.format === 'pdf') {
+      // Ghostscript reads a file: stage the bytes, inspect them, and keep them only if they pass.
+      const staged = await blobs.stage(bytes)
+      try {
+        await pdfInspector.inspect(staged.tempPath, accountId)
+        await blobs.keep(staged)
+      } catch (error) {
+        await blobs.discard(staged)
+        throw error
+      }
+      sha256 = staged.sha256
+    } else if (bytes.length <= OFFER_CONTENT_MAX_BYTES) {
+      // A small RAW document is kept in its row, in the insert's own transaction: no file and directories
+      // written per job (docs/performance.md, "Small documents in their row").
+      sha256 = sha256Of(bytes)
+      content = bytes
+    } else {
+      sha256 = await blobs.put(bytes)
+    }
+    const document: Document = {
+      document_id: timeOrderedUuid(),
+      document_mime_type: type.mimeType,
+      document_format: type.format,
+      document_raw_language: type.rawLanguage,
+      size_bytes: bytes.length,
+      sha256,
+      filename: declared.filename ?? null,
+      created_at: new Date().toISOString(),
+    }
+    return { document, content }
+  }
+  /** Stores a checked document within its account's quota. */
+  const store = async (accountId: string, document: Document, content: Buffer | undefined) => {
+    // Checked again with the insert: another upload of the account may have been stored meanwhile.
+    if (!(await storage.documents.insertWithinQuota(accountId, document, storageQuotaBytes, content))) {
+      const used = await storage.documents.retainedBytes(accountId)
+      throw quotaExceeded(storageQuotaBytes, used, document.size_bytes)
+    }
+    return document
+  }
   return {
     async ingest(accountId, bytes, declared) {
-      const type = await checkDocumentBytes(bytes, declared, maxDocumentBytes, () =>
-        checkQuota(accountId, bytes.length),
-      )
-      let sha256: string
-      let content: Buffer | undefined
-      if (type.format === 'pdf') {
-        // Ghostscript reads a file: stage the bytes, inspect them, and keep them only if they pass.
-        const staged = await blobs.stage(bytes)
-        try {
-          await pdfInspector.inspect(staged.tempPath, accountId)
-          await blobs.keep(staged)
-        } catch (error) {
-          await blobs.discard(staged)
-          throw error
-        }
-        sha256 = staged.sha256
-      } else if (bytes.length <= OFFER_CONTENT_MAX_BYTES) {
-        // A small RAW document is kept in its row, in the insert's own transaction: no file and directories
-        // written per job (docs/performance.md, "Small documents in their row").
-        sha256 = sha256Of(bytes)
-        content = bytes
-      } else {
-        sha256 = await blobs.put(bytes)
-      }
-      const document: Document = {
-        document_id: timeOrderedUuid(),
-        document_mime_type: type.mimeType,
-        document_format: type.format,
-        document_raw_language: type.rawLanguage,
-        size_bytes: bytes.length,
-        sha256,
-        filename: declared.filename ?? null,
-        created_at: new Date().toISOString(),
-      }
-      // Checked again with the insert: another upload of the account may have been stored meanwhile.
-      if (!(await storage.documents.insertWithinQuota(accountId, document, storageQuotaBytes, content))) {
-        const used = await storage.documents.retainedBytes(accountId)
-        throw quotaExceeded(storageQuotaBytes, used, bytes.length)
-      }
-      return document
+      const { document, content } = await checked(accountId, bytes, declared)
+      return store(accountId, document, content)
+    },
+    async ingestForJob(accountId, bytes, declared) {
+      const { document, content } = await checked(accountId, bytes, declared)
+      if (content) return { document, storeWithJob: { content, quotaBytes: storageQuotaBytes } }
+      return { document: await store(accountId, document, content) }
     },
   } satisfies DocumentIntake
 }

@@ -34,7 +34,7 @@ export function countedPrintJobs(jobs: PrintJobRepository, registry: Registry): 
     ...jobs,
     async create(accountId, job, creation) {
       const outcome = await jobs.create(accountId, job, creation)
-      if (outcome !== 'queue_full') created.inc()
+      if (outcome === 'created' || outcome === 'offered') created.inc()
       return outcome
     },
     async apply(printJobId, rule, change, hubId) {

@@ -184,7 +184,7 @@ export class JobLifecycle {
   ): Promise<JobEntered> {
     const offer = offered ? offerRecord(at) : undefined
     const created = await this.#jobs.create(accountId, job, { ...creation, ...(offer && { offer }) })
-    if (created === 'queue_full') return { created, offered_at: null }
+    if (created === 'queue_full' || created === 'quota_exceeded') return { created, offered_at: null }
     log?.info(
       { print_job_id: job.print_job_id, printer_id: job.printer_id, status: job.status },
       'print job created',

@@ -3,6 +3,7 @@ import { checkPrintRoute, resolveOptions } from '../../print-api/route-check.ts'
 import { type Reference, unknownReferences } from '../../print-api/unknown-references.ts'
 import type { Document } from '../../protocol/document.ts'
 import type { PrintJob, PrintOptions } from '../../protocol/print-job.ts'
+import { type DocumentWithJob, quotaExceeded } from '../documents/intake.ts'
 import { isDocumentPurgedError } from '../storage/documents.ts'
 import type { IdempotencyScope } from '../storage/idempotency.ts'
 import type { JobPrinter } from '../storage/printers.ts'
@@ -43,6 +44,8 @@ export interface PrintJobSubmitter {
     fingerprint?: string | null,
     /** The document's bytes, when the request carried them: a small document goes with the offer. */
     content?: Buffer,
+    /** The document is new and not stored yet: stored with the job, in its transaction (intake's ingestForJob). */
+    storeWithJob?: DocumentWithJob,
   ): Promise<PrintJob>
 }
 
@@ -77,7 +80,17 @@ export function createPrintJobSubmitter(
       if (!document) unknown.push('document_id')
       throw unknownReferences(...unknown)
     },
-    async submit(accountId, printer, document, requested, log, idempotency, fingerprint, content) {
+    async submit(
+      accountId,
+      printer,
+      document,
+      requested,
+      log,
+      idempotency,
+      fingerprint,
+      content,
+      storeWithJob,
+    ) {
       const options = resolveOptions(requested)
       checkPrintRoute(printer, document, options)
       const job: NewPrintJob = {
@@ -116,6 +129,7 @@ export function createPrintJobSubmitter(
             }),
             // Offered as it is stored when its printer is online; otherwise when its hub connects.
             offered: listener.offersNewJobs && printer.online,
+            ...(storeWithJob && { document: { document, ...storeWithJob } }),
           },
           log,
         )
@@ -123,6 +137,10 @@ export function createPrintJobSubmitter(
         // Purged by housekeeping since it was looked up: answered as a document that is not there.
         if (isDocumentPurgedError(error)) throw unknownReferences('document_id')
         throw error
+      }
+      if (entered.created === 'quota_exceeded' && storeWithJob) {
+        const used = await storage.documents.retainedBytes(accountId)
+        throw quotaExceeded(storeWithJob.quotaBytes, used, document.size_bytes)
       }
       if (entered.created === 'queue_full') {
         throw new ApiError(

@@ -16,7 +16,7 @@ import {
   type PrintOptions,
   printOptionsOf,
 } from '../../protocol/print-job.ts'
-import type { DocumentIntake } from '../documents/intake.ts'
+import type { DocumentIntake, DocumentWithJob } from '../documents/intake.ts'
 import { fetchPublicDocument, type SafeFetchOptions } from '../fetch/safe-fetch.ts'
 import { parseDocumentUrl } from '../fetch/url-policy.ts'
 import { jsonResponse } from '../openapi/responses.ts'
@@ -91,6 +91,7 @@ export const printJobRoutes: FastifyPluginAsync<PrintJobRoutesOptions> = async (
     document: Document,
     body: PrintOptions,
     content?: Buffer,
+    storeWithJob?: DocumentWithJob,
   ) =>
     submitter.submit(
       authOf(request).accountId,
@@ -101,6 +102,7 @@ export const printJobRoutes: FastifyPluginAsync<PrintJobRoutesOptions> = async (
       request.idempotencyScope,
       request.idempotencyFingerprint,
       content,
+      storeWithJob,
     )
   const api = app.withTypeProvider<TypeBoxTypeProvider>()
   const writeConfig = { scopes: ['print_jobs:write' as const], idempotent: true }
@@ -155,12 +157,12 @@ export const printJobRoutes: FastifyPluginAsync<PrintJobRoutesOptions> = async (
       const body = request.body
       const printer = await submitter.printerFor(accountId, body.printer_id)
       const fetched = await fetchPublicDocument(body.document_url, fetchOptions)
-      const document = await intake.ingest(accountId, fetched.bytes, {
+      const { document, storeWithJob } = await intake.ingestForJob(accountId, fetched.bytes, {
         format: body.document_format,
         rawLanguage: body.document_raw_language,
         filename: body.document_filename ?? fetched.filename,
       })
-      return reply.code(201).send(await create(request, printer, document, body, fetched.bytes))
+      return reply.code(201).send(await create(request, printer, document, body, fetched.bytes, storeWithJob))
     },
   )
 
@@ -188,12 +190,12 @@ export const printJobRoutes: FastifyPluginAsync<PrintJobRoutesOptions> = async (
       const body = request.body
       const printer = await submitter.printerFor(accountId, body.printer_id)
       const bytes = decoded.get(request) ?? decodeDocumentBase64(body.document_base64, maxDocumentBytes)
-      const document = await intake.ingest(accountId, bytes, {
+      const { document, storeWithJob } = await intake.ingestForJob(accountId, bytes, {
         format: body.document_format,
         rawLanguage: body.document_raw_language,
         filename: body.document_filename,
       })
-      return reply.code(201).send(await create(request, printer, document, body, bytes))
+      return reply.code(201).send(await create(request, printer, document, body, bytes, storeWithJob))
     },
   )
 

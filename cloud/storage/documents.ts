@@ -2,9 +2,15 @@ import type { ExpressionBuilder, Kysely } from 'kysely'
 import type { Document } from '../../protocol/document.ts'
 import { TERMINAL_PRINT_JOB_STATUSES } from '../../protocol/enums.ts'
 import { batchedLookup, batchedOn } from './batched.ts'
+import {
+  compareText,
+  type DocumentInsert,
+  documentStatements,
+  inAccountOrder,
+  insertCounted,
+} from './document-inserts.ts'
 import { affected, inTransaction, type Sql } from './engine.ts'
 import type { Database } from './schema.ts'
-import { type SlotOf, statementTemplates } from './statement-templates.ts'
 
 /**
  * Documents and their retention. A purged document keeps its row, so that finished jobs still name it, but
@@ -55,18 +61,9 @@ export function isDocumentPurgedError(error: unknown): boolean {
 }
 
 const FINISHED = [...TERMINAL_PRINT_JOB_STATUSES]
-/** Code-unit order, the same on every node (Array.prototype.sort is stable: equal texts keep their order). */
-const compareText = (a: string, b: string) => (a < b ? -1 : a > b ? 1 : 0)
 
 /** Documents per transaction at most. */
 const MAX_DOCUMENT_BATCH = 128
-
-interface DocumentInsert {
-  accountId: string
-  document: Document
-  quotaBytes: number
-  content: Buffer | undefined
-}
 
 export function createDocumentRepository(sql: Sql): DocumentRepository {
   const { db } = sql
@@ -129,18 +126,12 @@ export function createDocumentRepository(sql: Sql): DocumentRepository {
           ),
       ),
     )
-  /** One document, within a transaction: its account's bytes counted unless past the quota, then its row. */
+  /** One document, within a transaction; a refused one's file is queued for deletion unless named. */
   const insertOne = async (tx: Kysely<Database>, insert: DocumentInsert) => {
-    await statements.ensureStorageRow(tx, '', insert)
-    // The quota check and the count are one conditional UPDATE: two uploads cannot both pass it.
-    const counted = await statements.countBytes(tx, '', insert)
-    if (counted.numAffectedRows !== 1n) {
-      // A document kept in its row wrote no file.
-      if (!insert.content) await queueUnnamedBlob(tx, insert.document.sha256, new Date().toISOString())
-      return false
-    }
-    await statements.insertRow(tx, '', insert)
-    return true
+    if (await insertCounted(tx, statements, insert)) return true
+    // A document kept in its row wrote no file.
+    if (!insert.content) await queueUnnamedBlob(tx, insert.document.sha256, new Date().toISOString())
+    return false
   }
   /**
    * The documents asked together (batched.ts) in one transaction: on SQLite a commit for many instead of one
@@ -153,9 +144,7 @@ export function createDocumentRepository(sql: Sql): DocumentRepository {
     (items: readonly DocumentInsert[]) =>
       inTransaction(sql, async ({ db: tx }) => {
         const answers: boolean[] = new Array(items.length)
-        const order = items.map((_, index) => index)
-        order.sort((a, b) => compareText(items[a]!.accountId, items[b]!.accountId))
-        for (const index of order) answers[index] = await insertOne(tx, items[index]!)
+        for (const index of inAccountOrder(items)) answers[index] = await insertOne(tx, items[index]!)
         return answers
       }),
     { maxBatch: MAX_DOCUMENT_BATCH },
@@ -233,62 +222,5 @@ export function createDocumentRepository(sql: Sql): DocumentRepository {
     async blobDeleted(sha256) {
       await db.deleteFrom('blob_deletions').where('sha256', '=', sha256).execute()
     },
-  }
-}
-
-/**
- * The statements every document's insert runs, built once (statement-templates.ts): built by Kysely per
- * document they were a fifth of a job's CPU in the cloud (docs/performance.md, "Job creation through the API").
- */
-function documentStatements(db: Kysely<Database>) {
-  return {
-    retainedBytes: statementTemplates((_: string, slot: SlotOf<string>) =>
-      db
-        .selectFrom('account_storage')
-        .select('retained_bytes')
-        .where(
-          'account_id',
-          '=',
-          slot((accountId) => accountId),
-        ),
-    ),
-    ensureStorageRow: statementTemplates((_: DocumentInsert, slot: SlotOf<DocumentInsert>) =>
-      db
-        .insertInto('account_storage')
-        .values({ account_id: slot((insert) => insert.accountId), retained_bytes: 0 })
-        .onConflict((conflict) => conflict.doNothing()),
-    ),
-    countBytes: statementTemplates((_: DocumentInsert, slot: SlotOf<DocumentInsert>) => {
-      const size = slot((insert) => insert.document.size_bytes)
-      return db
-        .updateTable('account_storage')
-        .set((eb) => ({ retained_bytes: eb('retained_bytes', '+', size) }))
-        .where(
-          'account_id',
-          '=',
-          slot((insert) => insert.accountId),
-        )
-        .where((eb) =>
-          eb(
-            eb('retained_bytes', '+', size),
-            '<=',
-            slot((insert) => insert.quotaBytes),
-          ),
-        )
-    }),
-    insertRow: statementTemplates((_: DocumentInsert, slot: SlotOf<DocumentInsert>) =>
-      db.insertInto('documents').values({
-        document_id: slot((insert) => insert.document.document_id),
-        account_id: slot((insert) => insert.accountId),
-        mime_type: slot((insert) => insert.document.document_mime_type),
-        format: slot((insert) => insert.document.document_format),
-        raw_language: slot((insert) => insert.document.document_raw_language),
-        size_bytes: slot((insert) => insert.document.size_bytes),
-        sha256: slot((insert) => insert.document.sha256),
-        filename: slot((insert) => insert.document.filename),
-        created_at: slot((insert) => insert.document.created_at),
-        content: slot((insert) => insert.content ?? null),
-      }),
-    ),
   }
 }

@@ -1,7 +1,14 @@
 import { type Insertable, sql } from 'kysely'
+import type { Document } from '../../protocol/document.ts'
 import type { PrintJobStatus } from '../../protocol/enums.ts'
 import { type PrintJob, resolvedOptionsOf } from '../../protocol/print-job.ts'
 import { batchedOn, padded, powersOfTwo } from './batched.ts'
+import {
+  type DocumentStatements,
+  documentStatements,
+  inAccountOrder,
+  insertCounted,
+} from './document-inserts.ts'
 import { inTransaction, type Sql } from './engine.ts'
 import type { IdempotencyScope } from './idempotency.ts'
 import type { Database } from './schema.ts'
@@ -34,10 +41,19 @@ export interface JobCreation {
    * (cloud/print-jobs/lifecycle.ts, JOB_ENTRY): recorded as the job is inserted, if its account is active.
    */
   offer?: { offered_at: string }
+  /**
+   * The job's document when it is new with the job and kept in its row (a small document given in the
+   * request): inserted in the job's transaction, within its account's storage quota, so that the two rows
+   * cost one commit. Refused by the quota, neither is stored.
+   */
+  document?: { document: Document; content: Buffer; quotaBytes: number }
 }
 
-/** What became of a new job: refused by a full queue, stored, or stored offered (JobCreation.offer). */
-export type JobCreated = 'queue_full' | 'created' | 'offered'
+/**
+ * What became of a new job: refused by a full queue or by its new document's storage quota
+ * (JobCreation.document), stored, or stored offered (JobCreation.offer).
+ */
+export type JobCreated = 'queue_full' | 'quota_exceeded' | 'created' | 'offered'
 
 interface JobInsert extends JobCreation {
   accountId: string
@@ -59,7 +75,7 @@ const MAX_BATCH = 128
 export function jobInserts(
   sql: Sql,
 ): (accountId: string, job: PrintJob, creation: JobCreation) => Promise<JobCreated> {
-  const statements = insertStatements(sql)
+  const statements = { ...insertStatements(sql), documents: documentStatements(sql.db) }
   const together = batchedOn(
     sql,
     (items: readonly JobInsert[]) => inTransaction(sql, (tx) => insertTogether(tx, statements, items)),
@@ -78,6 +94,13 @@ async function insertTogether(
   // PostgreSQL: the accounts' rows are the locks that make count-then-insert one step per account; taken in
   // one order, so that two batches wait for each other instead of deadlocking.
   if (tx.engine === 'postgres') await statements.lockAccounts(tx.db, `${accounts.length}`, accounts)
+  // New documents first, each counted against its account's quota, in the order every such count takes.
+  const refused = new Set<number>()
+  const documents = items.flatMap(({ accountId, document }) => (document ? [{ accountId, ...document }] : []))
+  const ofDocument = items.flatMap((item, index) => (item.document ? [index] : []))
+  for (const index of inAccountOrder(documents))
+    if (!(await insertCounted(tx.db, statements.documents, documents[index]!)))
+      refused.add(ofDocument[index]!)
   const { rows: counted } = await statements.countQueues(tx.db, `${accounts.length}`, {
     accounts,
     limit: Math.max(...items.map((item) => item.capacity)),
@@ -85,7 +108,8 @@ async function insertTogether(
   const queues = new Map(
     counted.map((row) => [row.account_id, { unfinished: row.n ?? 0, active: row.state === 'active' }]),
   )
-  const outcomes = items.map((item): JobCreated => {
+  const outcomes = items.map((item, index): JobCreated => {
+    if (refused.has(index)) return 'quota_exceeded'
     const queue = queues.get(item.accountId)
     const queued = queue?.unfinished ?? 0
     if (queued >= item.capacity) return 'queue_full'
@@ -94,7 +118,7 @@ async function insertTogether(
   })
   const accepted = items.flatMap((item, i) => {
     const outcome = outcomes[i]
-    if (outcome === 'queue_full') return []
+    if (outcome === 'queue_full' || outcome === 'quota_exceeded') return []
     const { accountId, job, answer } = item
     const row: JobRow = {
       print_job_id: job.print_job_id,
@@ -147,7 +171,7 @@ const JOB_COLUMNS = [
 
 type JobRow = Pick<Insertable<Database['print_jobs']>, (typeof JOB_COLUMNS)[number]>
 
-type InsertStatements = ReturnType<typeof insertStatements>
+type InsertStatements = ReturnType<typeof insertStatements> & { documents: DocumentStatements }
 
 /** A batch's statements, as templates by number of accounts or rows (statement-templates.ts). */
 function insertStatements({ db }: Sql) {

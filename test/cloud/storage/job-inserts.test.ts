@@ -1,7 +1,13 @@
-import { describe, expect, it } from 'vitest'
+import { describe, expect, it, vi } from 'vitest'
 import { isDocumentPurgedError } from '../../../cloud/storage/documents.ts'
 import { ENGINES } from './engines.ts'
-import { insertWithinCapacity, jobOfNewDocument, shopWithPrintersOnHubs, storeJob } from './stored-jobs.ts'
+import {
+  insertWithinCapacity,
+  jobOfNewDocument,
+  shopWithPrintersOnHubs,
+  storeJob,
+  unstoredJob,
+} from './stored-jobs.ts'
 
 /**
  * printJobs.create with jobs asked together (the create path under load: one transaction for
@@ -108,6 +114,36 @@ describe.each(ENGINES)('jobs inserted together on %s', (engine) => {
     expect(answers.map((answer) => answer.status)).toEqual(['fulfilled', 'rejected', 'fulfilled'])
     expect(isDocumentPurgedError((answers[1] as PromiseRejectedResult).reason)).toBe(true)
     expect(await storedIds()).toEqual([jobs[0]!.print_job_id, jobs[2]!.print_job_id])
+  })
+
+  it('stores a new document with its job in the job’s transaction, within its account’s quota', async () => {
+    const { storage, db } = shop.t
+    const second = await secondAccount()
+    const asked = [
+      { accountId: shop.accountId, ...unstoredJob(shop.printerOf.online, {}, 600) },
+      { accountId: second.accountId, ...unstoredJob(second.printerId, {}, 900) },
+      { accountId: shop.accountId, ...unstoredJob(shop.printerOf.online, {}, 401) },
+      { accountId: shop.accountId, ...unstoredJob(shop.printerOf.online, {}, 400) },
+    ]
+    const transactions = vi.spyOn(db, 'transaction')
+    const answers = await Promise.all(
+      asked.map(({ accountId, document, printJob }) =>
+        storage.printJobs.create(accountId, printJob, {
+          capacity: 100,
+          document: { document, content: Buffer.alloc(document.size_bytes, 0x41), quotaBytes: 1000 },
+        }),
+      ),
+    )
+    expect(transactions).toHaveBeenCalledTimes(1)
+    transactions.mockRestore()
+    expect(answers).toEqual(['created', 'created', 'quota_exceeded', 'created'])
+    expect(await storage.documents.retainedBytes(shop.accountId)).toBe(1000)
+    expect(await storage.documents.retainedBytes(second.accountId)).toBe(900)
+    expect(await storedIds()).toEqual([0, 1, 3].map((i) => asked[i]!.printJob.print_job_id))
+    // The refused job's document is not stored either; the others are, with their bytes in their rows.
+    expect(await storage.documents.findById(shop.accountId, asked[2]!.document.document_id)).toBeUndefined()
+    const kept = await storage.documents.findWithContent(second.accountId, asked[1]!.document.document_id)
+    expect(kept).toEqual({ document: asked[1]!.document, content: Buffer.alloc(900, 0x41) })
   })
 
   it('stores a job offered when asked to, unless its account is not active', async () => {

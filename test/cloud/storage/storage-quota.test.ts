@@ -121,6 +121,39 @@ describe('account storage quota and document retention, through the HTTP API', (
     expect(stagedFiles()).toEqual([])
   })
 
+  it('stores one of two Base64 documents asked at once that only fit one at a time', async () => {
+    const answers = await Promise.all([fromBase64(receipt(600, 'a')), fromBase64(receipt(600, 'b'))])
+
+    expect(answers.map((answer) => answer.statusCode).sort()).toEqual([201, 413])
+    const refused = answers.find((answer) => answer.statusCode === 413)!
+    expectInjectedError(refused, 'storage_quota_exceeded', {
+      quota_bytes: QUOTA,
+      used_bytes: 600,
+      document_bytes: 600,
+    })
+    expect(await cloud.storage.documents.retainedBytes(account.accountId)).toBe(600)
+    expect(keptDocuments()).toBe(1)
+  })
+
+  it('stores nothing of a Base64 job its printer cannot take', async () => {
+    const res = await cloud.app.inject({
+      method: 'POST',
+      url: '/api/v1/print-jobs/from-base64',
+      headers: bearer(await account.token()),
+      payload: {
+        document_base64: Buffer.from('^XA^FO50,50^FDHi^FS^XZ').toString('base64'),
+        document_format: 'raw',
+        document_raw_language: 'zpl',
+        printer_id: account.receiptPrinterId,
+      },
+    })
+
+    expect(res.statusCode).toBe(409)
+    expect(res.json().error_code).toBe('unsupported_print_route')
+    expect(await cloud.storage.documents.retainedBytes(account.accountId)).toBe(0)
+    expect(keptDocuments()).toBe(0)
+  })
+
   it('refuses an upload beyond the quota the same way; another account is not affected', async () => {
     expect((await upload(receipt(1000, 'a'))).statusCode).toBe(201)
 

@@ -3,6 +3,7 @@ import { afterEach, beforeEach } from 'vitest'
 import type { Engine } from '../../../cloud/storage/engine.ts'
 import type { Storage } from '../../../cloud/storage/storage.ts'
 import { resolveOptions } from '../../../print-api/route-check.ts'
+import type { Document } from '../../../protocol/document.ts'
 import type { PrintJob } from '../../../protocol/print-job.ts'
 import { RECEIPT_PRINTER } from '../test-cloud.ts'
 import { storageEngine, type TestStorage } from './engines.ts'
@@ -43,20 +44,30 @@ export async function jobOfNewDocument(
   printerId: string,
   job: Partial<Pick<PrintJob, 'status' | 'created_at'>> = {},
 ): Promise<PrintJob> {
+  const { document, printJob } = unstoredJob(printerId, job)
+  if (!(await storage.documents.insertWithinQuota(accountId, document, 1e9)))
+    throw new Error('jobOfNewDocument: the document was refused')
+  return printJob
+}
+
+/** A RAW document of `size_bytes` and a job printing it, neither stored. */
+export function unstoredJob(
+  printerId: string,
+  job: Partial<Pick<PrintJob, 'status' | 'created_at'>> = {},
+  sizeBytes = 10,
+): { document: Document; printJob: PrintJob } {
   const createdAt = job.created_at ?? new Date().toISOString()
-  const document = {
+  const document: Document = {
     document_id: randomUUID(),
     document_mime_type: 'application/vnd.escpos',
-    document_format: 'raw' as const,
-    document_raw_language: 'escpos' as const,
-    size_bytes: 10,
+    document_format: 'raw',
+    document_raw_language: 'escpos',
+    size_bytes: sizeBytes,
     sha256: randomUUID().replaceAll('-', ''),
     filename: null,
     created_at: createdAt,
   }
-  if (!(await storage.documents.insertWithinQuota(accountId, document, 1e9)))
-    throw new Error('jobOfNewDocument: the document was refused')
-  return {
+  const printJob: PrintJob = {
     print_job_id: randomUUID(),
     document_id: document.document_id,
     document_mime_type: document.document_mime_type,
@@ -75,6 +86,7 @@ export async function jobOfNewDocument(
     origin: 'cloud',
     duplicate_of: null,
   }
+  return { document, printJob }
 }
 
 type OnlineOrNot = Record<'online' | 'offline', string>

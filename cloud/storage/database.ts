@@ -14,6 +14,7 @@ import { MIGRATIONS, type Migration, migrationSql } from './migrations.ts'
 import { preparingPool } from './postgres-prepared.ts'
 import type { Database as Schema } from './schema.ts'
 import { withStatementCache } from './sqlite-statements.ts'
+import { walCheckpointsInBackground } from './wal-checkpointer.ts'
 
 export type SqliteDatabase = Database.Database
 
@@ -62,7 +63,12 @@ export async function openDatabase(
       throw error
     }
     const db = new Kysely<Schema>({ dialect: new ImmediateSqliteDialect(sqlite) })
-    return { db, engine: 'sqlite', close: () => db.destroy() }
+    const checkpoints = walCheckpointsInBackground(location.sqliteFile, sqlite)
+    const close = async () => {
+      await checkpoints.stop()
+      await db.destroy()
+    }
+    return { db, engine: 'sqlite', close }
   }
   const pool = createPostgresPool(location.postgresUrl)
   try {

@@ -24,6 +24,8 @@ const PRINTED_EVERY_MS = 50
 function printerOf(dataDir: string): { stop(): void } {
   const db = new Database(path.join(dataDir, DATABASE_FILE))
   db.pragma('busy_timeout = 5000')
+  // The cloud's own writes checkpoint its WAL, as they would if hubs' reports marked the jobs printed.
+  db.pragma('wal_autocheckpoint = 0')
   const printed = db.prepare(
     "UPDATE print_jobs SET status = 'printed', completed_at = ? WHERE status = 'pending'",
   )

@@ -138,9 +138,10 @@ export function createPrintJobSubmitter(
         if (isDocumentPurgedError(error)) throw unknownReferences('document_id')
         throw error
       }
-      if (entered.created === 'quota_exceeded' && storeWithJob) {
+      if (entered.created === 'quota_exceeded') {
+        // Only a document stored with its job (storeWithJob) is refused here.
         const used = await storage.documents.retainedBytes(accountId)
-        throw quotaExceeded(storeWithJob.quotaBytes, used, document.size_bytes)
+        throw quotaExceeded(storeWithJob?.quotaBytes ?? 0, used, document.size_bytes)
       }
       if (entered.created === 'queue_full') {
         throw new ApiError(

@@ -37,12 +37,22 @@ export interface DocumentIntakeOptions {
   storageQuotaBytes: number
 }
 
-export function quotaExceeded(quotaBytes: number, usedBytes: number, documentBytes: number): ApiError {
+function quotaExceeded(quotaBytes: number, usedBytes: number, documentBytes: number): ApiError {
   return new ApiError(
     'storage_quota_exceeded',
     `The account's documents would exceed its storage quota of ${quotaBytes} bytes.`,
     { quota_bytes: quotaBytes, used_bytes: usedBytes, document_bytes: documentBytes },
   )
+}
+
+/** The 413 of a document its insert found over the quota, with the account's bytes as they are now. */
+export async function quotaRefusal(
+  storage: Storage,
+  accountId: string,
+  quotaBytes: number,
+  documentBytes: number,
+): Promise<ApiError> {
+  return quotaExceeded(quotaBytes, await storage.documents.retainedBytes(accountId), documentBytes)
 }
 
 export function createDocumentIntake({
@@ -97,10 +107,8 @@ export function createDocumentIntake({
   /** Stores a checked document within its account's quota. */
   const store = async (accountId: string, document: Document, content: Buffer | undefined) => {
     // Checked again with the insert: another upload of the account may have been stored meanwhile.
-    if (!(await storage.documents.insertWithinQuota(accountId, document, storageQuotaBytes, content))) {
-      const used = await storage.documents.retainedBytes(accountId)
-      throw quotaExceeded(storageQuotaBytes, used, document.size_bytes)
-    }
+    if (!(await storage.documents.insertWithinQuota(accountId, document, storageQuotaBytes, content)))
+      throw await quotaRefusal(storage, accountId, storageQuotaBytes, document.size_bytes)
     return document
   }
   return {

@@ -3,7 +3,7 @@ import { checkPrintRoute, resolveOptions } from '../../print-api/route-check.ts'
 import { type Reference, unknownReferences } from '../../print-api/unknown-references.ts'
 import type { Document } from '../../protocol/document.ts'
 import type { PrintJob, PrintOptions } from '../../protocol/print-job.ts'
-import { type DocumentWithJob, quotaExceeded } from '../documents/intake.ts'
+import { type DocumentWithJob, quotaRefusal } from '../documents/intake.ts'
 import { isDocumentPurgedError } from '../storage/documents.ts'
 import type { IdempotencyScope } from '../storage/idempotency.ts'
 import type { JobPrinter } from '../storage/printers.ts'
@@ -138,11 +138,9 @@ export function createPrintJobSubmitter(
         if (isDocumentPurgedError(error)) throw unknownReferences('document_id')
         throw error
       }
-      if (entered.created === 'quota_exceeded') {
-        // Only a document stored with its job (storeWithJob) is refused here.
-        const used = await storage.documents.retainedBytes(accountId)
-        throw quotaExceeded(storeWithJob?.quotaBytes ?? 0, used, document.size_bytes)
-      }
+      // Only a document stored with its job (storeWithJob) is refused here.
+      if (entered.created === 'quota_exceeded')
+        throw await quotaRefusal(storage, accountId, storeWithJob?.quotaBytes ?? 0, document.size_bytes)
       if (entered.created === 'queue_full') {
         throw new ApiError(
           'print_queue_full',

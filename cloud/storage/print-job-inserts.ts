@@ -96,11 +96,13 @@ async function insertTogether(
   if (tx.engine === 'postgres') await statements.lockAccounts(tx.db, `${accounts.length}`, accounts)
   // New documents first, each counted against its account's quota, in the order every such count takes.
   const refused = new Set<number>()
-  const documents = items.flatMap(({ accountId, document }) => (document ? [{ accountId, ...document }] : []))
-  const ofDocument = items.flatMap((item, index) => (item.document ? [index] : []))
-  for (const index of inAccountOrder(documents))
-    if (!(await insertCounted(tx.db, statements.documents, documents[index]!)))
-      refused.add(ofDocument[index]!)
+  const documents = items.flatMap(({ accountId, document }, item) =>
+    document ? [{ item, accountId, ...document }] : [],
+  )
+  for (const index of inAccountOrder(documents)) {
+    const insert = documents[index]!
+    if (!(await insertCounted(tx.db, statements.documents, insert))) refused.add(insert.item)
+  }
   const { rows: counted } = await statements.countQueues(tx.db, `${accounts.length}`, {
     accounts,
     limit: Math.max(...items.map((item) => item.capacity)),
